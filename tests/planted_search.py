@@ -81,6 +81,8 @@ class PlantedBench:
         self._seen: dict[int, int] = {}
         self._rng = np.random.default_rng(7)
 
+    device = "cuda"
+
     def infeasible(self, remedy: Remedy) -> str | None:
         return self._infeasible.get(remedy.name)
 

@@ -70,7 +70,8 @@ def multi_rank_rows(solo_ms, rank_ms, *, samples_per_step: int, config_index: in
     rank rows."""
     from dataclasses import replace
 
-    from surrobench.results.scaling import Placement, placed, step_result
+    from surrobench.records.run import Placement
+    from surrobench.results.scaling import placed, step_result
 
     world = len(rank_ms)
     ranks = [config(ms) for ms in rank_ms]

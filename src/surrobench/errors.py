@@ -80,11 +80,12 @@ class UsageError(Exception):
 
 
 class Stopped(UsageError):
-    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run) after some of its work was kept: ``partial``,
-    as :class:`Interrupted`'s; the CLI exits :data:`EXIT_USAGE`."""
+    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run, exit :data:`EXIT_USAGE`) after keeping
+    ``partial`` (as :class:`Interrupted`), ``kept`` added to the message (``; 1 load point(s) stored as run R``)."""
 
-    def __init__(self, error: UsageError, partial) -> None:
-        super().__init__(str(error), parameter=error.parameter, detail=error.detail, others=error.others)
+    def __init__(self, error: UsageError, partial, kept: str = "") -> None:
+        detail = error.detail and error.detail + kept
+        super().__init__(f"{error}{kept}", parameter=error.parameter, detail=detail, others=error.others)
         self.partial = partial
 
 

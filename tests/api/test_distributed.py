@@ -22,7 +22,7 @@ from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import RankEnv
 from surrobench.execution.sweep import SweepRequest, plan_sweep
-from surrobench.results.scaling import placement, scaling_rows
+from surrobench.records.run import placement, scaling_rows
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec, parse_devices
 

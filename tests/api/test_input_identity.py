@@ -78,7 +78,7 @@ def test_compare_json_names_every_input_of_each_entry():
 def test_run_json_carries_every_input_and_reads_back():
     run = _run([16])
     doc = json.loads(json.dumps(run.to_json()))
-    assert doc["schema"] == schemas.RUN == "surrobench/run-v4"
+    assert doc["schema"] == schemas.RUN == "surrobench/run-v5"
     assert doc["results"][0]["inputs"] == [
         {"shape": [1, 100], "dtype": "float32"},
         {"shape": [16, 2], "dtype": "float32"},

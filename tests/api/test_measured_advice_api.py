@@ -71,3 +71,16 @@ def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypat
         diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
     assert cut.value.partial.findings and all(f.gain_kind == "estimate" for f in cut.value.partial.findings)
     assert cut.value.partial.to_json()["context"]["interrupted"] is True
+
+
+def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_remedy(tmp_path, monkeypatch):
+    _with_a_compile_finding(monkeypatch)
+    slower = MeasuredRemedy("compile", "slower", 0.6, (0.55, 0.65), 8.0, -5.3, 0.0, 1e-2)
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (slower,))
+    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
+    stored = diagnose(run=live.run.run_id, db=tmp_path / "r.db")
+    (owner,) = [f for f in stored.findings if f.measured]
+    assert owner.measured == (slower,) and "compile" not in owner.remedies  # judged slower: advised no more
+    assert [(f.summary, f.measured, f.action) for f in stored.findings] == [
+        (f.summary, f.measured, f.action) for f in live.findings
+    ]

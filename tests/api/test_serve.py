@@ -460,7 +460,9 @@ def test_an_error_mid_run_keeps_the_record_so_far(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api_serve, "load_point", second_fails)
     options = dict(rates="20,40", max_batch=1, duration_s=0.3, min_requests=0, warmup_s=0.1, shapes="8")
-    with pytest.raises(Stopped, match="^no request completed: 40 x HTTP 503$") as stopped:
+    with pytest.raises(
+        Stopped, match=r"^no request completed: 40 x HTTP 503; 1 load point\(s\) stored as run "
+    ) as stopped:
         serve(nn.Conv2d(3, 1, 1), device="cpu", threads=1, warmup=1, db=db, **options)
     record = stopped.value.partial
     assert [len(p.points) for p in record.policies] == [1] and record.unloaded
@@ -549,3 +551,27 @@ def test_an_unknown_arrival_lists_only_the_processes_chosen_by_name(tmp_path):
     assert usage_line(bad.value).startswith("--arrival 'weird': choose poisson or constant (--arrivals replays")
     argv = ["serve", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--rate", "10", "--arrival", "weird"]
     assert run_cli([*argv, "--db", str(tmp_path / "r.db")]) == 2
+
+
+def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
+    from dataclasses import replace
+
+    from surrobench.records.serve import LoadPoint, Percentile, PolicyResult, ServeRecord
+    from surrobench.report.serve_tables import policy_title
+
+    point = LoadPoint(
+        "poisson", 100.0, None, 99.0, 98.5, 500, 20, 0, 3, (Percentile(0.99, 4.2, (3.9, None), 5),), 5.1, 2.0,
+        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, True, 497, 0.99, {},
+    )  # fmt: skip
+    tried = [(1700.0, True), (2260.0, False), (1870.0, True), (1500.0, False)]  # the last: a noisy, lower failure
+    cut = PolicyResult(ServePolicy(4, 2.0), tuple(replace(point, target_rps=r, passed=ok) for r, ok in tried))
+    assert cut.bracket() == (1870.0, 2260.0)
+    assert replace(cut, points=cut.points[:1]).bracket() == (1700.0, None)  # no failing rate yet
+    assert replace(cut, points=(replace(point, passed=None),)).bracket() is None  # no target: nothing judged
+    record = ServeRecord(
+        "s1", "2026-12-06T00:00:00+00:00", None, {"interrupted": True}, {"model": "m", "shape_label": "8",
+        "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 5.0, (cut,),
+    )  # fmt: skip
+    assert policy_title(record, cut).endswith(": cut short, capacity in [1870.0, 2260.0) rps at P99 <= 5 ms")
+    done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
+    assert "cut short" not in policy_title(done, cut)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from surrobench.cli import _register
 from surrobench.cli.app import app
+from surrobench.cli.serve import ONE_CONFIG
 from surrobench.cli.options import (
     SWEEP_ONLY,
     TORCH_TRACE_ONLY,
@@ -30,7 +31,10 @@ USES = {
     "perf": ((WorkloadOptions, SystemPassOptions), SWEEP_ONLY),
     "diagnose": ((WorkloadOptions, TraceOptions), (*SWEEP_ONLY, *TORCH_TRACE_ONLY)),
     "optimize": ((WorkloadOptions,), ("rounds", "trust_pickle", "timeout_s")),
+    "serve": ((WorkloadOptions,), ("batch", "iters", "rounds", "timeout_s")),
 }
+#: A command's own help of a shared option: serve takes one model, shape, precision and mode, no list.
+REWORDED = {"serve": ONE_CONFIG}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +57,14 @@ def test_every_command_exposes_its_shared_options_as_declared(commands, name):
         flags = [name for decl in option.param_decls for name in decl.split("/")]
         assert sorted(param.opts + param.secondary_opts) == sorted(flags), (name, f.name)
         assert param.default == option.default == f.default, (name, f.name)
-        assert param.help == option.help, (name, f.name)
+        assert param.help == REWORDED.get(name, {}).get(f.name, option.help), (name, f.name)
+
+
+def test_serve_words_the_workload_it_takes_one_of_as_one(commands):
+    params = {p.name: p for p in commands["serve"].params}
+    assert set(ONE_CONFIG) == {"model", "shape", "precision", "mode"}
+    for name in ONE_CONFIG:  # not the sweep's "comma-separated" lists or shape ladder
+        assert "comma-separated" not in params[name].help and "ladder" not in params[name].help.lower()
 
 
 def test_the_field_defaults_are_the_cli_defaults():
@@ -130,8 +141,10 @@ def test_the_decorator_refuses_unknown_fields_and_a_command_without_a_group():
 
 
 def test_boolean_flags_show_no_type_in_help(commands):
-    for name in USES:
-        flags = [p for p in commands[name].params if getattr(p, "is_flag", False) and p.name != "help"]
-        assert flags, name
-        for param in flags:
+    group = get_command(app)
+    assert group.get_help_option(typer.Context(group)).metavar == ""
+    for name, command in commands.items():
+        flags = [p for p in command.params if getattr(p, "is_flag", False)]
+        assert flags or name not in USES, name
+        for param in (*flags, command.get_help_option(typer.Context(command))):  # --help too: no <bool>
             assert param.metavar == "", (name, param.name)

@@ -48,7 +48,7 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
     assert run_cli(argv) == 0
     stdout = capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/perf-v1" and doc["run"]["schema"] == "surrobench/run-v4"
+    assert doc["schema"] == "surrobench/perf-v1" and doc["run"]["schema"] == "surrobench/run-v5"
     (report,) = doc["perf"]
     assert report["status"] == "ok" and report["steps"] > 1
     system = report["system"]

@@ -43,7 +43,7 @@ def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
     assert run_cli(["profile", *FAST, "--db", str(db), "--json", str(out), "--trace-out", str(traces)]) == 0
     stdout = capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/profile-v3" and doc["run"]["schema"] == "surrobench/run-v4"
+    assert doc["schema"] == "surrobench/profile-v3" and doc["run"]["schema"] == "surrobench/run-v5"
     (report,) = doc["profiles"]
     assert report["status"] == "ok" and report["op_table"]["ops"]
     assert report["op_table"]["active_steps"] == 2 and report["profiled_step_ms"] > 0

@@ -47,7 +47,7 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys, monkeypatch):
     assert "venv-not-on-path/bin/surrobench optimize" in nxt[0]
     assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/run-v4" and doc["tag"] == "t1"
+    assert doc["schema"] == "surrobench/run-v5" and doc["tag"] == "t1"
     assert doc["env"]["tf32_by_precision"] == {"fp32": False} and doc["env"]["cudnn_benchmark"] is False
     assert [r["input_shape"] for r in doc["results"]] == [[1, 3, 16, 16], [2, 3, 16, 16]]
     assert all(tuple(r) == RESULT_KEYS_V3 and r["status"] == "ok" and len(r["samples_ms"]) == 3 for r in doc["results"])

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from synthetic import config, latency_samples, run
+from synthetic import config, latency_samples, multi_rank_rows, run
 
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
@@ -60,6 +60,12 @@ def _run() -> dict:
         extra={"rounds": 2, "rounds_planned": 3, "channels_last": True},
     )
     return run("r1", (ok, config((), status="error"))).to_json()
+
+
+def _ranked_run() -> dict:
+    """A two-rank run of one config (its reference, ranks and step rows): its document has a scaling row."""
+    ranks = [latency_samples(2.2, 0.01, n=8, seed=s) for s in (1, 2)]
+    return run("r2", multi_rank_rows(latency_samples(2.0, 0.01, n=8), ranks, samples_per_step=2)).to_json()
 
 
 def _serve() -> dict:
@@ -127,15 +133,19 @@ def _optimize_v1() -> dict:
 
 #: (document, its reader to the record, the current schema), each stored version of each kind.
 DOCUMENTS = {
-    "run-v4": (_run, run_from_json, schemas.RUN),
-    "run-v3": (lambda: _without(_run(), schemas.RUN_V3), run_from_json, schemas.RUN),
+    "run-v5": (_run, run_from_json, schemas.RUN),
+    "run-v5-ranks": (_ranked_run, run_from_json, schemas.RUN),
+    "run-v4": (lambda: _without(_ranked_run(), schemas.RUN_V4, top=("scaling",)), run_from_json, schemas.RUN),
+    "run-v3": (lambda: _without(_run(), schemas.RUN_V3, top=("scaling",)), run_from_json, schemas.RUN),
     "run-v2": (
-        lambda: _without(_run(), schemas.RUN_V2, each=("settings", "rounds", "rounds_planned")),
+        lambda: _without(_run(), schemas.RUN_V2, top=("scaling",), each=("settings", "rounds", "rounds_planned")),
         run_from_json,
         schemas.RUN,
     ),
     "run-v1": (
-        lambda: _without(_run(), schemas.RUN_V1, each=("settings", "rounds", "rounds_planned", "inputs")),
+        lambda: _without(
+            _run(), schemas.RUN_V1, top=("scaling",), each=("settings", "rounds", "rounds_planned", "inputs")
+        ),
         run_from_json,
         schemas.RUN,
     ),
@@ -218,3 +228,14 @@ def test_a_document_error_names_the_key_path_of_any_kind():
         run_from_json(run)
     with pytest.raises(schemas.DocumentError, match=r"^top level: expected an object, got list$"):
         OptimizeReport.from_json([])
+
+
+def test_a_multi_rank_run_document_carries_its_scaling_rows():
+    from surrobench.records.run import scaling_rows
+
+    doc = _ranked_run()
+    (row,) = doc["scaling"]  # the printed scaling table's one row: per-rank-count throughput and efficiency
+    record = run_from_json(doc)
+    assert row == json.loads(json.dumps(scaling_rows(record.results)[0].to_json()))
+    assert row["world_size"] == 2 and 0 < row["efficiency"] == row["speedup"] / 2
+    assert _run()["scaling"] == []  # an ordinary run has none

@@ -223,3 +223,23 @@ def test_more_than_two_runs_are_drawn_alone_and_said_uncompared(tmp_path, capsys
         main(["report", *paths, "-o", str(tmp_path / "r.html")])
     err = capsys.readouterr().err
     assert info.value.code == 0 and "warning:" in err and all(r in err for r in ("base-1", "new-1", "third-1"))
+
+
+def test_op_times_carry_each_profile_overhead_beside_them():
+    from surrobench.analysis.evidence_checks import check_step
+    from surrobench.report import plots
+
+    base, new = _runs()
+    b, n = base.results[0], new.results[0]
+    ops = {"base-1": ({"fft": 1.0}, 11.2), "new-1": ({"fft": 0.8}, 18.4)}  # ms per op, profiled step of a 10 ms one
+    checks = {rid: {b.label(): check_step(b.label(), step, 10.0).to_json()} for rid, (_, step) in ops.items()}
+    report = Report(
+        runs=(base, new),
+        comparison=compare_runs(base, new, base_ops={b.key(): ops["base-1"][0]}, new_ops={n.key(): ops["new-1"][0]}),
+        op_tables={f"se-1 {b.label()}": ops["base-1"][0], f"ew-1 {n.label()}": ops["new-1"][0]},
+        evidence_checks=checks,
+    )
+    assert report.op_overheads == pytest.approx({f"se-1 {b.label()}": 0.12, f"ew-1 {n.label()}": 0.84})
+    assert "(profiler overhead BASE +12%, NEW +84%)</h3>" in report_page(report)  # beside the op ratios
+    fig = plots.op_breakdown(report.op_tables, overheads=report.op_overheads)
+    assert [ax.get_xlabel().endswith("profiler overhead +12%)") for ax in fig.axes] == [True, False]

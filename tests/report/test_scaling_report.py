@@ -7,7 +7,8 @@ from synthetic import config, multi_rank_rows
 
 from surrobench.report.run import results_markdown
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells, scaling_markdown
-from surrobench.results.scaling import comm_breakdown, scaling_rows
+from surrobench.records.run import scaling_rows
+from surrobench.results.scaling import comm_breakdown
 
 
 def _rows():

@@ -150,8 +150,10 @@ def test_compare_runs_env_mismatch_and_differences():
     # a setting recorded for the run and for each config is listed once; a measurement is no setting (page faults
     # too: a fresh-user trial saw them listed as environment differences of an A/A pair)
     measured = {"host_submit_ms": 0.2, "load_1m": 1.5, "usable_cpus": 2, "minor_faults_per_call": 5.3}
+    measured["measured_remedies"] = [{"remedy": "compile", "verdict": "slower"}]  # what diagnose measured
     base = run("a", [config(s, extra={"cudnn_benchmark": False, **measured})], env={"cudnn_benchmark": False})
     measured = {"host_submit_ms": 0.3, "load_1m": 3.0, "usable_cpus": 4, "minor_faults_per_call": 0.5}
+    measured["measured_remedies"] = [{"remedy": "compile", "verdict": "faster"}]
     new = run("b", [config(s, extra={"cudnn_benchmark": True, **measured})], env={"cudnn_benchmark": True})
     assert [d.key for d in compare_runs(base, new).env_diff] == ["cudnn_benchmark"]
 

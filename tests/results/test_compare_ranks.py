@@ -6,7 +6,7 @@ from synthetic import config, latency_samples, multi_rank_rows, run
 
 from surrobench.report.comparison import comparison_columns, comparison_rows
 from surrobench.results.compare import compare_runs
-from surrobench.results.scaling import placement
+from surrobench.records.run import placement
 
 
 def _multi(rank1_ms: float):

@@ -5,16 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from surrobench.results.scaling import (
-    Placement,
-    comm_breakdown,
-    comm_ms_per_step,
-    placed,
-    placement,
-    scaling_rows,
-    step_result,
-)
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, Placement, placement, scaling_rows
+from surrobench.results.scaling import comm_breakdown, comm_ms_per_step, placed, step_result
 from surrobench.records.stats import LatencyStats
 
 

@@ -13,7 +13,7 @@ from surrobench.records.schemas import RUN as SCHEMA
 from surrobench.records.stats import LatencyStats
 from surrobench.results.store import ResultStore
 
-DESIGN_RUN_KEYS = {"schema", "run_id", "created", "tag", "env", "results"}
+DESIGN_RUN_KEYS = {"schema", "run_id", "created", "tag", "env", "results", "scaling"}
 DESIGN_STAT_KEYS = {"median", "p95", "p99", "mean", "std", "min", "max", "iqr", "ci95_median"}
 
 
@@ -140,7 +140,7 @@ def test_run_json_round_trip():
     back = run_from_json(json.loads(json.dumps(run.to_json())))
     assert back.results[0].latency_ms == run.results[0].latency_ms
     assert back.results[0].key() == run.results[0].key()
-    with pytest.raises(ValueError, match="run-v4"):
+    with pytest.raises(ValueError, match="run-v5"):
         run_from_json({"schema": "other"})
 
 

@@ -270,6 +270,23 @@ def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
     assert search.recipe.name == "tf32" and "cudagraph" not in bench.opened
 
 
+@pytest.mark.parametrize("device, graph", [("cpu", False), ("cuda", True)])
+def test_a_failed_candidate_is_explained_for_the_device_it_ran_on(device, graph):
+    class CompileFails(PlantedBench):
+        def open(self, recipe):
+            if recipe.name == "compile":
+                raise RuntimeError("torch._dynamo.exc.Unsupported: x")
+            return super().open(recipe)
+
+    bench = CompileFails({"tf32": 1.5})
+    bench.device = device
+    search = planted_search(bench)
+    search.run(remedies("compile", "tf32"))
+    (failed,) = [c for c in search.done if c.name == "compile"]
+    assert failed.verdict == "failed" and failed.cause == "dynamo_unsupported"
+    assert ("CUDA graph" in failed.reason) is graph  # a CPU has no CUDA graph to run it as
+
+
 def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budget():
     # the fresh processes of a recipe cost its setup again: once compile (20 s to set up, cold) is accepted, the
     # search keeps one pair of (1 s + 1 s + the setup a fresh process pays) for them and stops stacking where it

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.records import schemas
 from surrobench.records.findings import Evidence, Finding
 from surrobench.trace.model import Timeline
 
@@ -44,11 +45,14 @@ OP_LEVEL_KINDS = frozenset(
 
 
 @dataclass(frozen=True)
-class EvidenceCheck:
+class EvidenceCheck(schemas.Plain):
     """What one config's evidence (``label``; None: a trace alone) can carry: ``problems`` (keys of
     :data:`PROBLEMS`), mean profiled and timed median step (ms), and the shares (0..1, None without a kernel
     table) of kernel time attributed to ops, to nn.Module paths, and credited by name from the eager step
-    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.evidence`)."""
+    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.evidence`). Its JSON object: the
+    fields, then ``verdict``, ``reason`` and ``step_ratio``."""
+
+    DERIVED = ("verdict", "reason", "step_ratio")
 
     label: str | None
     problems: tuple[str, ...] = ()
@@ -88,22 +92,6 @@ class EvidenceCheck:
             else:
                 parts.append(PROBLEMS[p])
         return "; ".join(parts)
-
-    def to_json(self) -> dict:
-        """``{"label", "verdict", "problems", "reason", "profiled_step_ms", "timed_ms", "step_ratio",
-        "coverage", "module_coverage", "matched_coverage"}``; ratios and shares are fractions."""
-        return {
-            "label": self.label,
-            "verdict": self.verdict,
-            "problems": list(self.problems),
-            "reason": self.reason(),
-            "profiled_step_ms": self.profiled_step_ms,
-            "timed_ms": self.timed_ms,
-            "step_ratio": self.step_ratio,
-            "coverage": self.coverage,
-            "module_coverage": self.module_coverage,
-            "matched_coverage": self.matched_coverage,
-        }
 
 
 def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:

@@ -40,8 +40,8 @@ from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_swee
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
-from surrobench.records.findings import Finding, diagnosis_json, rank_findings
-from surrobench.records.run import Profile, RunRecord
+from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
+from surrobench.records.run import MEASURED_KEY, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import (
@@ -172,8 +172,7 @@ def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
 def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
     :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
-    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled. ``surrobench diagnose --run R``
-    reads the stored op tables and traces later."""
+    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled."""
     record, reports = cut.partial.run, cut.partial.reports
     context = {**workload_context(record, evidence), "interrupted": True}
     context["profiled"] = [r.label() for r in reports]
@@ -280,6 +279,8 @@ def diagnose_workload(
             cut = interrupted_profiling(record, len(record.results), reports, len(reports))
             raise _interrupted(cut, findings, list(evidence), warnings) from None
         warnings += noted
+        for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
+            store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
         warnings += unclaimed(findings, measured)
     return record, findings, warnings, evidence
@@ -294,31 +295,27 @@ def _findings(
     store: ResultStore,
     measured: dict | None = None,
 ) -> list[Finding]:
-    """Every detector over ``evidence`` and the run's results, ranked, with measured counters merged, the remedies
-    ``measured`` here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
-    findings = _detected(record, evidence, th, flops)
-    ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
+    """Every detector over ``evidence`` and the run's results, ranked: each config's measured counters' findings
+    merged in (:func:`merge_measured`), kernel-side gains capped at the host's floor
+    (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
+    attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
+    here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
+    merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
+    checks = {ev.label: check_evidence(ev) for ev in evidence}
+    capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
+    ranked = attach_measured(capped, measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
     threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
     return rank_findings(cite_measured(ranked, optimized, threads))
-
-
-def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
-    """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level
-    verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
-    ranked."""
-    merged = merge_measured(findings, measured_by_config(evidence, ceilings))
-    checks = {ev.label: check_evidence(ev) for ev in evidence}
-    return rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
 
 
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Diagnose a stored run from its op tables and the traces that still exist; returns as
-    :func:`diagnose_workload`. Stored rooflines and counters are read as that run read them, so the findings are
-    its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
+    :func:`diagnose_workload`. Stored rooflines, counters and measured remedies are read as that run read them, so
+    the findings are its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its
+    op families."""
     record = store.load_run(run_id)
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
@@ -355,7 +352,10 @@ def diagnose_stored(
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
     evidence = attribute_by_eager(evidence)
-    findings = _findings(record, evidence, flops, th, ceilings, store)
+    kept = (r for r in record.results if MEASURED_KEY in r.extra)  # the remedies its own diagnosis measured
+    own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
+    findings = _findings(record, evidence, flops, th, ceilings, store, own)
+    warnings += unclaimed(findings, own)
     cited = {f.config for f in findings}
     measured = measured_for(store, record.results)
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
@@ -550,11 +550,7 @@ def diagnose(
             if not record.results:
                 served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
-        context = {
-            "run_id": record.run_id,
-            **evidence_context(evidence, device_ceilings(record)[0]),
-            "failed_configs": failed_configs_json(record.results),
-        }
+        context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
         timed_only = not evidence and any(r.status == "ok" for r in record.results)
         title = f"diagnosis of run {record.run_id}" + (f" ({RUN_LEVEL_ONLY})" if timed_only else "")
         return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

@@ -37,8 +37,8 @@ from surrobench.execution.ranked import run_config_together
 from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_environment
-from surrobench.results.scaling import PARALLEL_MODES, Placement, comm_breakdown, comm_ms_per_step, placed, step_result
-from surrobench.records.run import ConfigResult, RunRecord, created_now
+from surrobench.results.scaling import PARALLEL_MODES, comm_breakdown, comm_ms_per_step, placed, step_result
+from surrobench.records.run import ConfigResult, Placement, RunRecord, created_now
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 

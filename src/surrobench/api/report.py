@@ -73,6 +73,14 @@ class Report:
     evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
     uncompared: tuple[str, ...] = ()
 
+    @property
+    def op_overheads(self) -> dict[str, float]:
+        """``{label as in op_tables: the profiled step over the timed median - 1}`` (``evidence_checks``): the
+        profiler's overhead, which inflates launch-heavy steps most (+1% to +143% on the H200,
+        docs/benchmarks/h200-profiles.md), so op times of profiles whose overheads differ are not like for like."""
+        runs = (self.evidence_checks or {}).items()
+        return {f"{r[-4:]} {k}": c["step_ratio"] - 1 for r, cs in runs for k, c in cs.items() if c["step_ratio"]}
+
 
 def build_report(
     runs: Sequence[RunRef],

@@ -16,8 +16,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
 from surrobench.execution.sweep import SweepPlan, sweep_warnings
 from surrobench.records import schemas
-from surrobench.records.run import Profile
-from surrobench.results.scaling import placement
+from surrobench.records.run import Profile, placement
 
 #: The child that profiles one config, and the schema of the document, for each profiler's options.
 PROFILERS = {

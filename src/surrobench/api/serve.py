@@ -199,9 +199,10 @@ def serve_request(
         url=url,
         min_requests=min_requests,
     )
-    if request.arrival in ("poisson", "constant"):
+    if request.arrival in ("poisson", "constant"):  # a rate of more than MAX_ARRIVALS_PER_LOAD arrivals is refused
+        advice = f"at most {max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
         for rate in rate_list:
-            _check_arrivals(request, rate)
+            check_load(rate, offered_duration_s(request, rate), advice)
     return request
 
 
@@ -210,16 +211,6 @@ def default_warmup_s(duration_s: float) -> float:
     served in process), or a quarter of ``duration_s`` when that is shorter, so a short duration keeps three
     quarters of its arrivals measured."""
     return min(1.0, duration_s / 4)
-
-
-def _check_arrivals(request: ServeRequest, rate: float) -> None:
-    """Refuse a rate whose load would hold more than :data:`MAX_ARRIVALS_PER_LOAD` arrivals.
-
-    Raises:
-        UsageError: naming the rate, the arrivals it would make and the highest rate allowed.
-    """
-    advice = f"at most {max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
-    check_load(rate, offered_duration_s(request, rate), advice)
 
 
 def max_rate_rps(request: ServeRequest) -> float:
@@ -484,15 +475,14 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     except KeyboardInterrupt:
         cut = kept("interrupted")  # partial: every load point that finished; total None for a peak search
         of = f" of {total}" if total is not None else ""
-        points = sum(len(p.points) for p in cut.policies)
-        raise Interrupted(f"interrupted: {points}{of} load points stored as run {cut.run_id}", cut) from None
+        raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
-        points = sum(len(p.points) for p in cut.policies)
-        raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
-    except UsageError as exc:  # met mid-run (an endpoint that failed every request): what finished is kept
-        raise Stopped(exc, kept(f"stopped by {exc}")) from None
+        raise Unsaved(exc, cut.to_json(), record.run_id, cut.n_points, what="serve run", unit="load point") from None
+    except UsageError as exc:  # met mid-run (an endpoint that failed every request, a model that raised)
+        cut = kept(f"stopped by {exc}")
+        raise Stopped(exc, cut, f"; {cut.n_points} load point(s) stored as run {cut.run_id}") from None
 
 
 def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:

@@ -14,7 +14,21 @@ COMMAND_ORDER = tuple(
 )
 
 
-class _OrderedGroup(typer.core.TyperGroup):
+class _FlagHelp:
+    """``--help`` in ``--help`` as the flag it is, with no ``<bool>`` (as :func:`surrobench.cli.options.flag`)."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_FlagHelp, typer.core.TyperCommand):
+    pass
+
+
+class _OrderedGroup(_FlagHelp, typer.core.TyperGroup):
     def list_commands(self, ctx) -> list[str]:
         names = super().list_commands(ctx)
         rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
@@ -25,7 +39,7 @@ class _CheckedApp(typer.Typer):
     """The app: each command it registers is :func:`surrobench.cli.options.checked_command`."""
 
     def command(self, *args, **kwargs):
-        register = super().command(*args, **kwargs)
+        register = super().command(*args, **{"cls": _Command, **kwargs})
 
         def decorate(command):
             from surrobench.cli.options import checked_command  # with the commands: `--version` needs none

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from surrobench.cli.app import app
-from surrobench.cli.options import DeviceOpt, JsonOpt, console, count_option, write_json
+from surrobench.cli.options import DeviceOpt, JsonOpt, console, count_option, flag, write_json
 from surrobench.report.escape import rich_escape
 
 
@@ -36,9 +34,7 @@ def calibrate(
         help="CPU: torch.set_num_threads while measuring; the ceilings are stored for this thread count, the one "
         "diagnose --threads N reads. Default: torch's own count.",
     ),
-    force: bool = typer.Option(
-        False, "--force", help="Store the ceilings even on a busy host or when their repeats disagree."
-    ),
+    force: bool = flag(False, "--force", help="Store the ceilings even on a busy host or when their repeats disagree."),
 ) -> None:
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
     from torch import get_num_threads as torch_threads

@@ -3,6 +3,7 @@ check, write and print what a command makes."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import json
@@ -624,20 +625,21 @@ def _is_group(annotation: object) -> bool:
     )
 
 
-def _group_parameters(group: type, omit: tuple[str, ...]) -> list[inspect.Parameter]:
-    hints = get_type_hints(group)
-    return [
-        inspect.Parameter(
-            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"], annotation=hints[f.name]
-        )
-        for f in fields(group)
-        if f.name not in omit
-    ]
+def _group_parameters(group: type, omit: tuple[str, ...], helps: dict[str, str]) -> list[inspect.Parameter]:
+    hints, out = get_type_hints(group), []
+    for f in (f for f in fields(group) if f.name not in omit):
+        option = copy.copy(f.metadata["option"])
+        option.help = helps.get(f.name, option.help)
+        out.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=hints[f.name]))
+    return out
 
 
-def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def option_groups(
+    omit: tuple[str, ...] = (), helps: dict[str, str] | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`, ...)
-    stands for the group's options (but ``omit``) in ``--help``; the command gets the group object.
+    stands for the group's options (but ``omit``; ``helps``: ``{field: the command's own help}``) in ``--help``;
+    the command gets the group object.
 
     Raises:
         TypeError: the command has no option group, or ``omit`` names a field none of its groups has.
@@ -649,7 +651,7 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
         unknown = set(omit) - {f.name for group in groups.values() for f in fields(group)}
         if not groups or unknown:
             raise TypeError(f"{command.__name__}: no option group, or no such option to omit: {sorted(unknown)}")
-        shared = {name: _group_parameters(group, omit) for name, group in groups.items()}
+        shared = {name: _group_parameters(group, omit, helps or {}) for name, group in groups.items()}
         params = [q for p in own.parameters.values() for q in shared.get(p.name, [p.replace(kind=p.KEYWORD_ONLY)])]
 
         @functools.wraps(command)

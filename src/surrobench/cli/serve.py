@@ -22,8 +22,18 @@ from surrobench.cli.options import (
 from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
 
 
+#: serve's wording of the workload options it takes one of each of (a load has its own --duration-s and --drain-s).
+ONE_CONFIG = {
+    "model": "The one model served: a zoo name, path/file.py:factory, package.module:factory or a .pt2 file (a "
+    "factory's example inputs: docs/models.md, 'Your model').",
+    "shape": "The shape of one request: a bare size (128) or a full shape (1x3x128x128).",
+    "precision": "fp32, tf32, fp16 or bf16.",
+    "mode": "eager, compile or cudagraph.",
+}
+
+
 @app.command()
-@option_groups(omit=("batch", "iters", "rounds", "timeout_s"))  # a load has its own --duration-s and --drain-s
+@option_groups(omit=("batch", "iters", "rounds", "timeout_s"), helps=ONE_CONFIG)
 def serve(
     *,
     workload: WorkloadOptions,
@@ -33,7 +43,9 @@ def serve(
         help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals. "
         "With --find-max, the first is where the search starts (doubling or halving), instead of the prediction.",
     ),
-    find_max: bool = flag(False, "--find-max", help="Search the highest rate whose P99 stays within --p99-ms."),
+    find_max: bool = flag(
+        False, "--find-max", help="Search the highest rate within --p99-ms: predicted, bracketed, bisected to 5%."
+    ),
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
     max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),
     max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
@@ -71,7 +83,7 @@ def serve(
     achieved rate, P50/P95/P99/max latency with intervals, queueing and compute shares, batch size, device
     busy, dropped requests, the share within --p99-ms (SLO) and the load generator's overhead. Before any load the
     unloaded latency per batch size (isolated and back to back); --find-max predicts the capacity at --p99-ms from
-    it (a simulation of the batcher), then measures it around the prediction; a target the isolated P99 already
+    it (a simulation of the batcher), then brackets and bisects it from there; a target the isolated P99 already
     exceeds is answered at once. One load: --rate, --concurrency or --arrivals."""
     w = workload
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast

@@ -227,7 +227,7 @@ def saved_ms(baseline_ms: float, speedup: float) -> float:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(schemas.Plain):
     """One verdict: its ``kind`` (:data:`KINDS`), ``severity`` (:data:`SEVERITIES`), one-line ``summary``.
 
     Attributes:
@@ -241,9 +241,13 @@ class Finding:
             text stays the same).
         measured: the remedies of the action diagnose measured (:class:`~surrobench.records.findings.MeasuredRemedy`).
 
+    Its JSON object (docs/design.md): the fields, then ``remedies``, ``remedy_stacks`` and ``gain``.
+
     Raises:
         ValueError: a kind, severity or evidence source outside its vocabulary.
     """
+
+    DERIVED = ("remedies", "remedy_stacks", "gain")
 
     kind: str
     severity: str
@@ -311,27 +315,11 @@ class Finding:
             return 0.0
         return self.estimated_gain_ms
 
-    def to_json(self) -> dict:
-        """The finding object of docs/design.md, with ``gain``: ``{"kind", "ms", "remedy"}`` (:attr:`gain_kind`,
-        :attr:`gain_ms`, the remedy measured to save it)."""
-        d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
-        d["evidence"] = [e.to_json() for e in self.evidence]
-        d |= {
-            "action": self.action,
-            "estimated_gain_ms": self.estimated_gain_ms,
-            "config": self.config,
-            "evidence_source": self.evidence_source,
-            "remedies": list(self.remedies),
-            "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
-            "clauses": [c.to_json() for c in self.clauses],
-            "measured": [m.to_json() for m in self.measured],
-            "gain": {
-                "kind": self.gain_kind,
-                "ms": self.gain_ms,
-                "remedy": self.best_measured.remedy if self.best_measured else None,
-            },
-        }
-        return d
+    @property
+    def gain(self) -> dict:
+        """``{"kind", "ms", "remedy"}``: :attr:`gain_kind`, :attr:`gain_ms`, the remedy measured to save it."""
+        best = self.best_measured
+        return {"kind": self.gain_kind, "ms": self.gain_ms, "remedy": best.remedy if best else None}
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
@@ -384,7 +372,7 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(schemas.Plain):
     """A diagnosis document (``surrobench diagnose --json``): ``context`` says what was diagnosed (run id, trace
     path...), ``findings`` ranked, ``warnings`` what the reading could not take as given (events a trace loader
     dropped or repaired, a missing trace...), one line each."""
@@ -395,12 +383,7 @@ class Diagnosis:
 
     def to_json(self) -> dict:
         """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v6``."""
-        return {
-            "schema": schemas.DIAGNOSIS,
-            "context": self.context,
-            "findings": [f.to_json() for f in self.findings],
-            "warnings": list(self.warnings),
-        }
+        return {"schema": schemas.DIAGNOSIS, **super().to_json()}
 
     @classmethod
     def from_json(cls, doc: object) -> Diagnosis:

@@ -1,4 +1,4 @@
-"""The run record and its JSON form, ``surrobench/run-v4`` (docs/design.md, "Run JSON"; every older version
+"""The run record and its JSON form, ``surrobench/run-v5`` (docs/design.md, "Run JSON"; every older version
 reads, :data:`DOCUMENTS`).
 
 ``to_json`` emits exactly the keys of the design; anything else known about a config (clock readings, TF32
@@ -32,6 +32,7 @@ from surrobench.records.config import (
     inputs_text,
     mode_text,
 )
+from surrobench.records.paired import PairedSamples, split_rounds
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -54,6 +55,8 @@ FAULTS_KEY = "minor_faults_per_call"
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
+#: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
+MEASURED_KEY = "measured_remedies"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
@@ -104,7 +107,7 @@ _V2 = _V1 | {"inputs": _s.list_of(_s.keys({"shape": _s.list_of(_s.whole()), "dty
 _V3 = _V2 | {"settings": _s.keys({}, dict.fromkeys(RESULT_SETTINGS, _s.anything), exact=True)}
 _V3 |= {"rounds": _s.whole(1), "rounds_planned": _s.nullable(_s.whole(1))}
 RESULT_KEYS, RESULT_KEYS_V2, RESULT_KEYS_V3 = tuple(_V1), tuple(_V2), tuple(_V3)
-#: A multi-process row's placement (``surrobench.results.scaling.Placement``) and time in collectives.
+#: A multi-process row's placement (:class:`Placement`) and time in collectives.
 _PLACEMENT = {"config": _s.whole(), "role": _s.text, "rank": _count, "world_size": _s.whole(1), "host": _text}
 _MULTI_RANK = {
     "placement": _s.nullable(_s.keys(_PLACEMENT | {"device_uuid": _text}, exact=True)),
@@ -320,7 +323,8 @@ class RunRecord:
         return pandas.DataFrame(self.to_records(), columns=list(RECORD_KEYS))
 
     def to_json(self) -> dict:
-        """The whole run as ``surrobench/run-v4``."""
+        """The whole run as ``surrobench/run-v5``: ``scaling`` the rows of a multi-rank run (:func:`scaling_rows`,
+        empty for any other)."""
         return {
             "schema": schemas.RUN,
             "run_id": self.run_id,
@@ -328,6 +332,7 @@ class RunRecord:
             "tag": self.tag,
             "env": self.env,
             "results": [r.to_json() for r in self.results],
+            "scaling": [row.to_json() for row in scaling_rows(self.results)],
         }
 
 
@@ -350,17 +355,134 @@ class Profile:
         return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}
 
 
-def _run(result: dict) -> schemas.Check:
+#: A row's role in a multi-rank run (:mod:`surrobench.results.scaling`): the one-device reference (rank 0 alone),
+#: one rank of the job, the step (max over ranks), or a config dealt to one of several devices (``configs``).
+ROLES = ("reference", "rank", "step", "spread")
+
+
+@dataclass(frozen=True)
+class Placement(schemas.Plain):
+    """Where a result was measured in a multi-process run: the ``config``'s index in the run's plan, its ``role``
+    (:data:`ROLES`), the process's ``rank`` (None for the step row), the ``world_size`` that ran it together (1 for
+    ``reference`` and ``spread``), the rank's ``host`` and GPU (``device_uuid``, None on the CPU)."""
+
+    config: int
+    role: str
+    rank: int | None
+    world_size: int
+    host: str | None = None
+    device_uuid: str | None = None
+
+    def label(self) -> str:
+        """``ref 1``, ``rank 1/2``, ``step 2``, ``dev 1``: the rank column of the results table."""
+        return {
+            "reference": "ref 1",
+            "rank": f"rank {self.rank}/{self.world_size}",
+            "step": f"step {self.world_size}",
+            "spread": f"proc {self.rank}",
+        }[self.role]
+
+
+def placement(result: ConfigResult) -> Placement | None:
+    """The result's placement, or None for a result of an ordinary single-process run."""
+    d = result.extra.get("placement")
+    return None if d is None else Placement(**d)
+
+
+@dataclass(frozen=True)
+class ScalingRow(schemas.Plain):
+    """Strong scaling (Amdahl 1967; Hager & Wellein, "Introduction to High Performance Computing for Scientists and
+    Engineers", 2010, ch. 5): speedup = throughput on N devices / throughput on one, efficiency = speedup / N; for
+    replicas the N-device throughput counts every rank's batch, for a distributed model one global batch per step.
+
+    One config of a multi-rank run (``world_size`` N, the step row's ``label``) against its one-device
+    reference (``solo_``): median latencies (the step's is of the max over ranks per iteration; the ranks' in rank
+    order) and throughputs; ``speedup`` ``samples_per_s / solo_samples_per_s`` with its bootstrap 95% interval;
+    ``efficiency`` speedup / N; ``rank_skew`` slowest rank median / fastest - 1; ``comm_ms``, ``comm_wait_ms`` per
+    rank, the median time inside collectives and waiting in them per step (None without torch.distributed calls).
+    """
+
+    label: str
+    world_size: int
+    solo_median_ms: float | None
+    step_median_ms: float | None
+    rank_median_ms: tuple[float, ...]
+    solo_samples_per_s: float | None
+    samples_per_s: float | None
+    speedup: float | None
+    speedup_ci95: tuple[float, float] | None
+    efficiency: float | None
+    rank_skew: float | None
+    comm_ms: tuple[float, ...] | None
+    comm_wait_ms: tuple[float, ...] | None
+
+
+def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: ConfigResult) -> ScalingRow:
+    world = len(ranks)
+    ok_ranks = [r for r in ranks if r.latency_ms is not None]
+    medians = tuple(r.latency_ms.median for r in ok_ranks)
+    speedup = ci = None
+    solo_ok = solo is not None and solo.status == "ok" and solo.samples_per_s
+    if solo_ok and step.status == "ok" and step.samples_per_s:
+        speedup = step.samples_per_s / solo.samples_per_s
+        # samples per step of the N-rank job over the reference's: N for replicas, 1 for a distributed model
+        factor = speedup * step.latency_ms.median / solo.latency_ms.median
+        rounds = [split_rounds(r.samples_ms, r.extra.get("rounds", 1)) for r in (solo, step)]
+        _, (lo, hi) = PairedSamples.separate(*rounds).ratio(0.5)  # median(solo) / median(step)
+        ci = (factor * lo, factor * hi)
+    comm = [r.extra.get("comm") for r in ranks]
+    has_comm = all(comm) and len(comm) == world
+    return ScalingRow(
+        label=step.label(),
+        world_size=world,
+        solo_median_ms=solo.latency_ms.median if solo is not None and solo.latency_ms else None,
+        step_median_ms=step.latency_ms.median if step.latency_ms else None,
+        rank_median_ms=medians,
+        solo_samples_per_s=solo.samples_per_s if solo is not None else None,
+        samples_per_s=step.samples_per_s,
+        speedup=speedup,
+        speedup_ci95=ci,
+        efficiency=speedup / world if speedup is not None else None,
+        rank_skew=max(medians) / min(medians) - 1 if len(medians) == world and min(medians) > 0 else None,
+        comm_ms=tuple(c["comm_ms"]["median"] for c in comm) if has_comm else None,
+        comm_wait_ms=tuple(c["comm_wait_ms"]["median"] for c in comm) if has_comm else None,
+    )
+
+
+def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list[ScalingRow]:
+    """The scaling table of a multi-rank run's results (empty for an ordinary run), in plan order."""
+    groups: dict[int, dict] = {}
+    for r in results:
+        where = placement(r)
+        if where is None:
+            continue
+        group = groups.setdefault(where.config, {"solo": None, "ranks": {}, "step": None})
+        if where.role == "step":
+            group["step"] = r
+        elif where.role == "reference":
+            group["solo"] = r
+        elif where.role == "rank":
+            group["ranks"][where.rank] = r
+    return [
+        _scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
+        for _, g in sorted(groups.items())
+        if g["step"] is not None and g["ranks"]
+    ]
+
+
+def _run(result: dict, scaling: bool = False) -> schemas.Check:
     s, rule = schemas, _with_inputs if "inputs" in result else _ok_is_timed
     results = s.list_of(s.keys(result, _MULTI_RANK, rule=rule))
-    env = s.keys({}, {"rounds": s.whole(1)})
-    return s.keys({"run_id": _run_id, "created": s.text, "tag": s.nullable(s.text), "env": env, "results": results})
+    top = {"run_id": _run_id, "created": s.text, "tag": s.nullable(s.text), "env": s.keys({}, {"rounds": s.whole(1)})}
+    rows = s.list_of(s.keys(dict.fromkeys((f.name for f in fields(ScalingRow)), s.anything), exact=True))
+    return s.keys(top | {"results": results} | ({"scaling": rows} if scaling else {}))
 
 
 #: ``{schema id: check}`` of run documents, newest first (docs/design.md, "Run JSON"): every key of a result of
 #: that version with its type, times, rates and sizes finite and non-negative, the vocabularies of precision,
 #: device, mode and status; a multi-process row's :data:`MULTI_RANK_KEYS` where present.
-DOCUMENTS = {schemas.RUN: _run(_V3), schemas.RUN_V3: _run(_V3), schemas.RUN_V2: _run(_V2), schemas.RUN_V1: _run(_V1)}
+DOCUMENTS = {schemas.RUN: _run(_V3, scaling=True), schemas.RUN_V4: _run(_V3), schemas.RUN_V3: _run(_V3)}
+DOCUMENTS |= {schemas.RUN_V2: _run(_V2), schemas.RUN_V1: _run(_V1)}
 
 
 def identity_from_json(d: dict) -> dict:

@@ -12,10 +12,10 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 
-#: run-v4 adds the status ``nonfinite`` (before, ``error``) and ``points_per_s`` null for a model without points
-#: per sample; run-v3 each result's ``settings``, ``rounds`` and ``rounds_planned``; run-v2 its ``inputs``. Every
-#: version reads (:data:`surrobench.records.run.DOCUMENTS`).
-RUN = "surrobench/run-v4"
+#: run-v5 adds the multi-rank run's ``scaling`` rows; run-v4 the status ``nonfinite`` (before, ``error``) and
+#: ``points_per_s`` null for a model without points per sample; run-v3 each result's ``settings``, ``rounds`` and
+#: ``rounds_planned``; run-v2 its ``inputs``. Every version reads (:data:`surrobench.records.run.DOCUMENTS`).
+RUN, RUN_V4 = "surrobench/run-v5", "surrobench/run-v4"
 RUN_V3 = "surrobench/run-v3"
 RUN_V2 = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"

@@ -255,6 +255,14 @@ class PolicyResult(schemas.Plain):
     capacity: Capacity | None = None
     nonfinite: dict | None = None
 
+    def bracket(self) -> tuple[float, float | None] | None:
+        """The capacity's bracket, requests/s, by the points judged against a P99 target (a search cut short, rates with
+        a target): the highest asked rate that passed (0: none) and the lowest failing above it; None: none judged."""
+        judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
+        lower = max((rate for rate, ok in judged if ok), default=0.0)
+        upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
+        return (lower, upper) if judged else None
+
 
 @dataclass(frozen=True)
 class ServeRecord(schemas.Plain):
@@ -298,6 +306,11 @@ class ServeRecord(schemas.Plain):
     def best_policy(self) -> ServePolicy | None:
         best = self.best()
         return best.policy if best else None
+
+    @property
+    def n_points(self) -> int:
+        """The load points measured, over every policy."""
+        return sum(len(p.points) for p in self.policies)
 
     def to_json(self) -> dict:
         return {"schema": schemas.SERVE, **super().to_json()}

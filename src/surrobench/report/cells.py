@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.records.config import mode_text
-from surrobench.records.run import ConfigResult
-from surrobench.results.scaling import placement
+from surrobench.records.run import ConfigResult, placement
 
 BYTES_PER_MIB = 1024**2
 

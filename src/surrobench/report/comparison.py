@@ -10,11 +10,10 @@ from surrobench.report.escape import md_escape, md_table, rich_escape
 from surrobench.report.fit import columns as fit_columns
 from surrobench.report.fit import fit_table, plain_table
 from surrobench.records.config import mode_text
-from surrobench.records.run import RunRecord
+from surrobench.records.run import RunRecord, placement, scaling_rows
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.serve_tables import capacity_markdown, capacity_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
-from surrobench.results.scaling import placement, scaling_rows
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8

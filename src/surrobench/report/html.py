@@ -10,7 +10,6 @@ import html
 
 from matplotlib.figure import Figure
 
-from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
 from surrobench.records.kernels import KERNEL_CLASSES
@@ -25,10 +24,9 @@ from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
 from surrobench.report.comparison import pair_label, summary_line, unmatched_rows
-from surrobench.records.run import RunRecord
+from surrobench.records.run import RunRecord, placement, scaling_rows
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
-from surrobench.results.scaling import placement, scaling_rows
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
@@ -93,12 +91,6 @@ def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: S
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
-def _result_columns(run: RunRecord) -> dict[str, str]:
-    """:data:`_RESULT_COLUMNS`, led by ``ranks`` for a multi-rank run."""
-    ranked = any(placement(r) for r in run.results)
-    return {**({"ranks": "ranks"} if ranked else {}), **_RESULT_COLUMNS}
-
-
 def _scaling(run: RunRecord) -> str:
     """A multi-rank run's scaling table and per-rank figure; empty for an ordinary run."""
     rows = scaling_rows(run.results)
@@ -132,7 +124,7 @@ def _run_section(
     checks: Mapping[str, dict] | None = None,
 ) -> str:
     env = run.env
-    columns = _result_columns(run)
+    columns = {**({"ranks": "ranks"} if any(placement(r) for r in run.results) else {}), **_RESULT_COLUMNS}
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
@@ -155,7 +147,7 @@ def _run_section(
     return "\n".join(p for p in parts if p)
 
 
-def _comparison_section(cmp: RunComparison) -> str:
+def _comparison_section(cmp: RunComparison, overheads: Mapping[str, float]) -> str:
     parts = [
         f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
         f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
@@ -182,9 +174,13 @@ def _comparison_section(cmp: RunComparison) -> str:
             _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW")),
         ]
     for c in cmp.configs:
-        if c.op_deltas:
+        if c.op_deltas:  # each side's profiler overhead: ratios of profiles that differ in it are not like for like
+            sides = (("BASE", cmp.base_run_id, c.base), ("NEW", cmp.new_run_id, c.new))
+            got = [(side, overheads.get(f"{run[-4:]} {r.label()}")) for side, run, r in sides]
+            caveat = ", ".join(f"{side} {o:+.0%}" for side, o in got if o is not None)
+            head = f"Op self time: {pair_label(c)}" + (f" (profiler overhead {caveat})" if caveat else "")
             parts += [
-                f"<h3>Op self time: {escape(pair_label(c))}</h3>",
+                f"<h3>{escape(head)}</h3>",
                 _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",)),
             ]
     return "\n".join(parts)
@@ -217,12 +213,6 @@ def _serve_section(record: ServeRecord) -> str:
     parts.append(f"<p>{escape(best)}</p>" if best else "")
     parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in record.notes) + "</ul>" if record.notes else "")
     return "\n".join(p for p in parts if p)
-
-
-def _capacity_section(pair: ComparedServeRuns) -> str:
-    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_tables`)."""
-    left = ("run", "id", "served", "best policy")
-    return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
 
 
 def _optimize_section(doc: dict) -> str:
@@ -263,10 +253,12 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     for doc in data.optimizations:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
-        sections.append(("Comparison", _comparison_section(data.comparison)))
+        sections.append(("Comparison", _comparison_section(data.comparison, data.op_overheads)))
     if data.serve_comparison is not None:
         target = data.serve_comparison.capacity.target_p99_ms
-        sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
+        pair, left = data.serve_comparison, ("run", "id", "served", "best policy")
+        capacity = f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
+        sections.append((f"Capacity at P99 <= {target:g} ms", capacity))
     for run in data.runs:
         findings, roof = (data.findings or {}).get(run.run_id), (data.rooflines or {}).get(run.run_id)
         checks = (data.evidence_checks or {}).get(run.run_id)
@@ -274,9 +266,8 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     for record in data.serve_runs:
         sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:
-        sections.append(
-            ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
-        )
+        breakdown = plots.op_breakdown(data.op_tables, data.cpu_op_labels, data.op_overheads)
+        sections.append(("Operator breakdown", _figure(breakdown, "op breakdown")))
     if data.kernel_classes:
         sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
     if spans:

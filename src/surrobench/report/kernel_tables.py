@@ -54,12 +54,6 @@ def kernel_rows(table: dict) -> list[tuple[str, ...]]:
     return rows
 
 
-def class_line(table: dict) -> str:
-    """``kernel classes: gemm 61.2%, attention 20.0%, ...`` (the nonzero class shares, largest first)."""
-    shares = ", ".join(f"{c} {s:.1%}" for c, s in table["class_shares"].items() if s > 0)
-    return f"kernel classes: {shares or 'none'}"
-
-
 def note_lines(table: dict) -> list[str]:
     """One line per attribution note: its kind, the op it is about, where the kernels went (or why the mapping
     is lost), how many and their µs."""
@@ -77,19 +71,14 @@ def kernel_table_rich(table: dict, width: int | None = None) -> Table:
     columns = fit_columns(_COLUMNS, [c for c in _COLUMNS if c not in numbers], _MINOR)
     rows = [list(map(rich_escape, row)) for row in kernel_rows(table)]
     title = f"top kernels of {len(table['kernels'])} rows ({table['total_us'] / table['active_steps']:.1f} us/step)"
-    return fit_table(columns, rows, width, title=rich_escape(f"{title}\n{class_line(table)}"))
+    shares = ", ".join(f"{c} {s:.1%}" for c, s in table["class_shares"].items() if s > 0)  # largest first
+    return fit_table(columns, rows, width, title=rich_escape(f"{title}\nkernel classes: {shares or 'none'}"))
 
 
 COUNTER_COLUMNS = ("kernel", "class", "ncu us", "DRAM %", "tensor %", "FMA %", "occupancy", "verdict")
 _NUMBERS = ("ncu us", "DRAM %", "tensor %", "FMA %", "occupancy")
 #: Columns dropped first on a narrow terminal (the highest first).
 _COUNTER_MINOR = {"class": 1, "FMA %": 2, "occupancy": 3}
-
-
-def verdict_cell(kernel: dict) -> str:
-    """``memory (DRAM)``, ``latency (L2; grid_too_small)``: bound, limiting unit, latency cause."""
-    why = kernel["limiter"] + (f"; {kernel['cause']}" if kernel["cause"] else "")
-    return f"{kernel['bound']} ({why})"
 
 
 def counter_rows(counters: dict) -> list[tuple[str, ...]]:
@@ -108,7 +97,7 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
                 fmt(c["tensor_pipe_active"], ".0%"),
                 fmt(c["fma_pipe_active"], ".0%"),
                 occupancy,
-                verdict_cell(k),
+                f"{k['bound']} ({'; '.join(filter(None, (k['limiter'], k['cause'])))})",  # latency (L2; grid_too_small)
             )
         )
     return rows

@@ -19,14 +19,11 @@ _COLUMNS = (
 )
 
 
-def _cells(row: dict[str, object]) -> list[str]:
-    texts = [str(row[k]) for k in ("name", "paper", "layout")]
-    return [*texts, f"{row['parameters']:,}", str(row["point_kind"]), str(row["default_size"])]
-
-
 def models_table(rows: list[dict[str, object]], width: int | None = None) -> Table:
     """The rich table of :func:`surrobench.workload.zoo.describe` rows, fitted to ``width`` cells
     (:func:`~surrobench.report.fit.fit_table`: the name and the numbers whole, text wrapped at spaces; too narrow
     for that, one ``field  value`` block per surrogate)."""
     cols = [Col(header, justify, keep=header in ("name", "parameters", "typical N")) for header, justify in _COLUMNS]
-    return fit_table(cols, [[rich_escape(cell) for cell in _cells(row)] for row in rows], width, title=TITLE)
+    keys = ("name", "paper", "layout", "parameters", "point_kind", "default_size")
+    cells = [[rich_escape(f"{r[k]:,}" if k == "parameters" else str(r[k])) for k in keys] for r in rows]
+    return fit_table(cols, cells, width, title=TITLE)

@@ -224,9 +224,12 @@ def speedup_vs_error(doc: dict) -> Figure | None:
 
 @plain_text()
 def op_breakdown(
-    op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
+    op_tables: Mapping[str, Mapping[str, float]],
+    cpu_labels: frozenset[str] = frozenset(),
+    overheads: Mapping[str, float] | None = None,
 ) -> Figure | None:
-    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config (``{label: {op: ms}}``)."""
+    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config (``{label: {op: ms}}``), with its profiler
+    overhead where known (``{label: fraction}``, :attr:`surrobench.api.report.Report.op_overheads`)."""
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -237,7 +240,8 @@ def op_breakdown(
         ax.barh([plain(name[:40]) for name, _ in top], [ms for _, ms in top], color="tab:blue")
         ax.invert_yaxis()
         what = "self CPU ms" if label in cpu_labels else "self device ms"
-        ax.set_xlabel(f"{what} per step (total {total:.3f} ms)")
+        overhead = f"; profiler overhead {overheads[label]:+.0%}" if label in (overheads or {}) else ""
+        ax.set_xlabel(f"{what} per step (total {total:.3f} ms{overhead})")
         # the op names take half the panel: a title as wide as the panel would pass its right edge
         ax.set_title(_title(label, _TITLE_CHARS * 3 // 4), fontsize="small")
         ax.tick_params(axis="y", labelsize="small")

@@ -12,7 +12,7 @@ from surrobench.report.cells import failure_text, result_cells
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.results.scaling import scaling_rows
+from surrobench.records.run import scaling_rows
 
 SCALING_TITLE = "scaling: one device (rank 0 alone) vs all ranks together"
 _RESULT_COLUMNS = (

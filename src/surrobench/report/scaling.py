@@ -12,7 +12,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
-from surrobench.results.scaling import ScalingRow, placement
+from surrobench.records.run import ScalingRow, placement
 
 if TYPE_CHECKING:  # matplotlib (a second to import) only where a plot is drawn: `show` prints tables only
     from matplotlib.figure import Figure

@@ -71,6 +71,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
+    elif record.env.get("interrupted") and (bracket := result.bracket()) is not None:  # the bounds found so far
+        upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
+        line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
     return line
 
 

@@ -30,6 +30,7 @@ from surrobench.records.run import (
     FAULTS_KEY,
     HOST_SUBMIT_KEY,
     LEAK_KEY,
+    MEASURED_KEY,
     NONFINITE_KEY,
     PEAK_OWN_KEY,
     ConfigResult,
@@ -334,16 +335,11 @@ def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...
     return any(is_legacy(r.inputs) for r in (*base, *new))
 
 
-def _settings_text(r: ConfigResult) -> str:
-    """The mode and execution settings ``r`` ran with: :func:`~surrobench.records.config.mode_text` and
-    ``cudnn_benchmark`` when it was on."""
-    return mode_text(r.mode, r.extra) + (" cudnn_benchmark" if r.extra.get("cudnn_benchmark") else "")
-
-
 def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
     """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
-    execution settings (outside the config key, so the table does not show them); None when they agree."""
-    b, n = _settings_text(base), _settings_text(new)
+    execution settings (:func:`~surrobench.records.config.mode_text`, and ``cudnn_benchmark`` when on: outside the
+    config key, so the table does not show them); None when they agree."""
+    b, n = (mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new))
     return None if b == n else f"settings differ: BASE {b}, NEW {n}"
 
 
@@ -492,7 +488,8 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
     pair; measurements (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`,
-    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf) left out."""
+    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf, measured remedies)
+    left out."""
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
@@ -502,6 +499,7 @@ def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple
             FAULTS_KEY,
             LEAK_KEY,
             NONFINITE_KEY,
+            MEASURED_KEY,
         }:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))

@@ -565,6 +565,12 @@ class ResultStore:
                 (json.dumps({"name": name, "share": float(share)}), config_id),
             )
 
+    def add_extra(self, config_id: int, **extra) -> None:
+        """Merge ``extra`` (JSON values) into a stored config's :attr:`ConfigResult.extra`."""
+        with self._writing():
+            sql = "UPDATE configs SET extra_json = json_patch(extra_json, ?) WHERE config_id = ?"
+            self.conn.execute(sql, (json.dumps(extra), config_id))
+
     def load_run(self, run_id: str) -> RunRecord:
         """The stored run with all its configs and samples.
 

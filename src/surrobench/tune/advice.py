@@ -199,7 +199,7 @@ def measure_findings(
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
             got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
-            notes.append(f"{label}: remedies not measured: {explain_failure(exc).line}")
+            notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
             continue
         if not got:
             continue

@@ -64,6 +64,7 @@ class Bench(Protocol):
     """What :class:`surrobench.tune.search.Search` measures with: one baseline and the candidates built on it."""
 
     baseline: Handle
+    device: str  # the config's, which a failure's explanation names remedies for (explain_failure)
 
     def infeasible(self, remedy: Remedy) -> str | None:
         """Why ``remedy`` cannot help this config, known before any time is spent on it; None to try it."""
@@ -178,6 +179,10 @@ class DeviceBench:
     db: Path | None = None
     on_phase: Callable[[str], None] = lambda text: None
     sizing: ConfigResult | None = None
+
+    @property
+    def device(self) -> str:
+        return self.cfg.device
 
     @classmethod
     def start(

@@ -63,7 +63,7 @@ def optimize_config(
         raise _interrupted(partial) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
-        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
+        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc, cfg.device).line)
     bench.on_phase = on_phase
     search = Search(bench, request.rounds, budget_s=request.budget_s, budget_end=bench.budget_end)
     search.on_judged = lambda: on_progress(_partial(search, started))
@@ -104,7 +104,8 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     )
     profile = profile and not cut
     indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
-    paired = _paired_extra(len(indices), request.rounds) if variant else {}
+    # the rounds marked as timed in windows of request.rounds, so compare pairs them
+    paired = {PAIRED_UNITS_KEY: [[0, i // request.rounds] for i in range(len(indices))]} if variant else {}
     # all timing is done: the profiler may attach, the baseline's top op first
     profiling_started = time.monotonic()
     base_result = replace(
@@ -261,11 +262,6 @@ def run_command(cfg: ExecConfig) -> str:
     if cfg.input_sets != DEFAULT_INPUT_SETS:
         words += ["--input-sets", str(cfg.input_sets)]
     return shlex.join(words)
-
-
-def _paired_extra(rounds: int, per_window: int) -> dict:
-    """The ``extra`` marking ``rounds`` as timed in windows of ``per_window`` (so ``compare`` pairs them)."""
-    return {PAIRED_UNITS_KEY: [[0, i // per_window] for i in range(rounds)]}
 
 
 def _with_extra(result: ConfigResult, extra: dict) -> ConfigResult:

@@ -88,7 +88,7 @@ def optimize_plans(
                     prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
                 except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
                     entry = ConfigOptimization(
-                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line
+                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc, cfg.device).line
                     )
                 else:
                     entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)

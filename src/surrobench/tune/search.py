@@ -113,7 +113,7 @@ class Search(Trials):
                 rival_handle = self.bench.open(Recipe((rival,)))
             except Exception as exc:
                 self.bench.free()
-                error = f"could not be built again: {explain_failure(exc).line}"
+                error = f"could not be built again: {explain_failure(exc, self.bench.device).line}"
                 self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, error)
                 return stacked, recipe, handle
         more, other, other_handle = self._path(Recipe((rival,)), rival_handle, timed)
@@ -168,7 +168,8 @@ class Search(Trials):
             self.window([handle, rival_handle])
         except Exception as exc:
             self.bench.free()
-            self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, explain_failure(exc).line)
+            why = explain_failure(exc, self.bench.device).line
+            self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, why)
             return False
         gain = self.window_speedup(handle, rival_handle)
         wins = gain.median > 1.0
@@ -187,7 +188,7 @@ class Search(Trials):
                 break
             except Exception as exc:  # the earlier windows stand as measured
                 self.bench.free()
-                self.confirm_error = explain_failure(exc).line
+                self.confirm_error = explain_failure(exc, self.bench.device).line
                 break
         baseline = self.bench.baseline.samples_ms()
         base = [baseline[i] for i in self.paired[id(handle)]]

@@ -185,7 +185,7 @@ class Trials:
         return result, handle
 
     def _failed(self, name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
-        cause = explain_failure(exc)
+        cause = explain_failure(exc, self.bench.device)
         return CandidateResult(
             name,
             "failed",
