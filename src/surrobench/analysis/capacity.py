@@ -208,10 +208,8 @@ def flat_tail(steps: list[SearchStep] | tuple[SearchStep, ...]) -> tuple[SearchS
     last = steps[-1] if steps else None
     if last is None or last.passed or last.p99_ms is None:
         return None
-    above = (
-        s for s in steps[:-1] if not s.passed and s.p99_ms is not None and s.rate_rps >= FLAT_TAIL_STEP * last.rate_rps
-    )
-    return next(((s, last) for s in above if s.p99_ms <= last.p99_ms), None)
+    above = (s for s in steps[:-1] if not s.passed and s.rate_rps >= FLAT_TAIL_STEP * last.rate_rps)
+    return next(((s, last) for s in above if s.p99_ms is not None and s.p99_ms <= last.p99_ms), None)
 
 
 def no_rate_found(target_p99_ms: float, capacity: Capacity) -> str | None:
@@ -230,11 +228,8 @@ def no_rate_found(target_p99_ms: float, capacity: Capacity) -> str | None:
     if flat is None:
         return None
     (a, b), top = flat, max(s.rate_rps for s in steps)
-    return (
-        head
-        + (
-            f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
-            f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's"
-        )
-        + (f"; the rates above, up to {top:.4g} rps, failed too" if top > a.rate_rps else "")
+    above = f"; the rates above, up to {top:.4g} rps, failed too" if top > a.rate_rps else ""
+    return head + (
+        f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
+        f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's{above}"
     )

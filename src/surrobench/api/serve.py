@@ -287,15 +287,8 @@ def search_notes(
                 f"{name}: rates below the capacity failed ({rate_text(failed[0][0])} to {rate_text(failed[-1][0])}"
                 f", P99 up to {worst:.3g} ms): the target holds only under enough load",
             )
-    one = (unloaded or {}).get(1)
-    found = any(r.capacity is not None and r.capacity.capacity_rps > 0 for r in results)
-    if (
-        found
-        and not sparse
-        and one is not None
-        and one.idle_p99_ms is not None
-        and one.idle_p99_ms > request.target_p99_ms
-    ):
+    one, found = (unloaded or {}).get(1), any(r.capacity is not None and r.capacity.capacity_rps > 0 for r in results)
+    if found and not sparse and one is not None and (one.idle_p99_ms or 0.0) > request.target_p99_ms:
         notes += (
             f"rates sparse enough to leave the device idle {MAX_GAP_S * 1e3:g} ms miss the target too, below the "
             f"capacity: a request after that idle took P99 {one.idle_p99_ms:.3g} ms unloaded",
