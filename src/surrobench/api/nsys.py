@@ -15,32 +15,23 @@ from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
 from surrobench.collect.nsys import require_nsys as require_nsys  # profile --profile nsys checks it first
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ChildReport, ConfigResult
 from surrobench.results.store import ResultStore
 from surrobench.trace import load_trace
 
 
 @dataclass(frozen=True)
-class NsysReport:
+class NsysReport(ChildReport):
     """One config under nsys: the report file and its timeline analysis, or why there is none."""
 
-    config: ConfigResult
-    config_id: int
-    status: str
-    error: str | None
     report: Path | None = None
     timeline: TimelineReport | None = None
     warnings: tuple[str, ...] = ()
 
-    def label(self) -> str:
-        return self.config.label()
-
     def to_json(self) -> dict:
         """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""
         return {
-            **self.config.key().to_json(),
-            "status": self.status,
-            "error": self.error,
+            **super().to_json(),
             "report": str(self.report) if self.report else None,
             "warnings": list(self.warnings),
             "timeline": self.timeline.to_dict() if self.timeline else None,
