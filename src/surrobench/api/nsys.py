@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
-from surrobench.collect.child import child_argv
 from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
 from surrobench.collect.nsys import require_nsys as require_nsys  # profile --profile nsys checks it first
 from surrobench.errors import UsageError
@@ -43,8 +42,7 @@ def nsys_config(
 ) -> NsysReport:
     """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
     :func:`surrobench.api.profile.profile_run`; ``store`` is unused)."""
-    base, config_path, result_path = child_files(cfg, run_id, options)
-    target = child_argv(config_path, result_path, options.schedule, profiler="none")
+    base, result_path, target = child_files(cfg, run_id, options)
     done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
     child = json.loads(result_path.read_text()) if result_path.is_file() else {}
     warnings = tuple(child.get("warnings", ()))
