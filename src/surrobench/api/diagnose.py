@@ -560,15 +560,7 @@ def diagnose(
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
-            plan,
-            store,
-            options,
-            thresholds,
-            system,
-            system_pass,
-            command=command,
-            hooks=hooks,
-            measure_s=measure_s,
+            plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     context = {

@@ -539,11 +539,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         peak_reserved_bytes=d["peak_reserved_bytes"],
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
-        extra={
-            **({"rounds": rounds} if rounds > 1 else {}),
-            **own,
-            **{k: d[k] for k in MULTI_RANK_KEYS if k in d},
-        },
+        extra={**({"rounds": rounds} if rounds > 1 else {}), **own, **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
     )
 
 
