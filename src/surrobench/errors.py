@@ -24,12 +24,7 @@ class UsageError(Exception):
     """
 
     def __init__(
-        self,
-        message: str,
-        *,
-        parameter: str | None = None,
-        detail: str | None = None,
-        others: tuple[str, ...] = (),
+        self, message: str, *, parameter: str | None = None, detail: str | None = None, others: tuple[str, ...] = ()
     ) -> None:
         super().__init__(message)
         self.parameter = parameter

@@ -32,7 +32,6 @@ from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profi
 from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
 from surrobench.results.serve_store import load_serve
-from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
@@ -56,7 +55,6 @@ from surrobench.results.profiles import (
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
-from surrobench.workload.zoo.base import Surrogate
 
 
 @dataclass(frozen=True)
@@ -162,13 +160,6 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
     return None, f"{name}: no calibration stored{at}, no roofline (run {calibrate_command('cpu', threads)})"
 
 
-def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
-    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts)."""
-    prepared = prepare_model(surrogate, cfg.device, cfg.seed)
-    with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
-        return count_op_costs(lambda: step(0))
-
-
 def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
     :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
@@ -221,7 +212,9 @@ def diagnose_workload(
             return
         result = report.config
         cfg = plan.config_for(result)
-        costs = op_costs(cfg, plan.surrogates[cfg.model])
+        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+        with config_step(replace(cfg, mode="eager"), prepared) as (step, _):  # FLOPs and bytes of one eager forward
+            costs = count_op_costs(lambda: step(0))
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
             notes.append(
@@ -560,15 +553,7 @@ def diagnose(
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
-            plan,
-            store,
-            options,
-            thresholds,
-            system,
-            system_pass,
-            command=command,
-            hooks=hooks,
-            measure_s=measure_s,
+            plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     context = {

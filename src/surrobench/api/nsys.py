@@ -10,37 +10,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
-from surrobench.collect.child import child_argv
 from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
 from surrobench.collect.nsys import require_nsys as require_nsys  # profile --profile nsys checks it first
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ChildReport, ConfigResult
 from surrobench.results.store import ResultStore
 from surrobench.trace import load_trace
 
 
 @dataclass(frozen=True)
-class NsysReport:
+class NsysReport(ChildReport):
     """One config under nsys: the report file and its timeline analysis, or why there is none."""
 
-    config: ConfigResult
-    config_id: int
-    status: str
-    error: str | None
     report: Path | None = None
     timeline: TimelineReport | None = None
     warnings: tuple[str, ...] = ()
 
-    def label(self) -> str:
-        return self.config.label()
-
     def to_json(self) -> dict:
         """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""
         return {
-            **self.config.key().to_json(),
-            "status": self.status,
-            "error": self.error,
+            **super().to_json(),
             "report": str(self.report) if self.report else None,
             "warnings": list(self.warnings),
             "timeline": self.timeline.to_dict() if self.timeline else None,
@@ -52,8 +42,7 @@ def nsys_config(
 ) -> NsysReport:
     """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
     :func:`surrobench.api.profile.profile_run`; ``store`` is unused)."""
-    base, config_path, result_path = child_files(cfg, run_id, options)
-    target = child_argv(config_path, result_path, options.schedule, profiler="none")
+    base, result_path, target = child_files(cfg, run_id, options)
     done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
     child = json.loads(result_path.read_text()) if result_path.is_file() else {}
     warnings = tuple(child.get("warnings", ()))

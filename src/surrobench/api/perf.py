@@ -12,25 +12,18 @@ from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.profile_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ChildReport, ConfigResult
 from surrobench.results.store import ResultStore
 
 
 @dataclass(frozen=True)
-class PerfReport:
+class PerfReport(ChildReport):
     """One config's system pass, or why there is none (``status``/``error`` of the child)."""
 
-    config: ConfigResult
-    config_id: int
-    status: str
-    error: str | None
     system: SystemPass | None
     steps: int
     warnings: tuple[str, ...] = ()
     step_check: EvidenceCheck | None = None  # its window's step against the timed median (check_step)
-
-    def label(self) -> str:
-        return self.config.label()
 
     def notes(self, said: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """:attr:`warnings` less the step check's line when every problem of it is in ``said`` (the
@@ -44,9 +37,7 @@ class PerfReport:
         outside the profiler bound), ``system`` (:meth:`SystemView.to_json`: shares and ratios as fractions, ms)
         with multiplexing, miss rates, flame graph path and notes beside its keys."""
         out = {
-            **self.config.key().to_json(),
-            "status": self.status,
-            "error": self.error,
+            **super().to_json(),
             "steps": self.steps,
             "warnings": list(self.warnings),
             "step_check": self.step_check.to_json() if self.step_check else None,

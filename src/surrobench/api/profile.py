@@ -15,7 +15,7 @@ from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.records import schemas
-from surrobench.records.run import ConfigResult, Profile, RunRecord
+from surrobench.records.run import ChildReport, ConfigResult, Profile, RunRecord
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
@@ -30,9 +30,8 @@ from surrobench.results.store import ResultStore
 
 
 @dataclass(frozen=True)
-class ProfileReport:
-    """One profiled config: ``config`` the timed result (``top_op`` filled when profiled), ``config_id`` its row,
-    ``status`` and ``error`` the child's (``ok``, ``oom``, ``error``).
+class ProfileReport(ChildReport):
+    """One profiled config (``config`` with ``top_op`` filled when profiled).
 
     Attributes:
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
@@ -42,10 +41,6 @@ class ProfileReport:
             (:mod:`surrobench.api.counters`); None otherwise.
     """
 
-    config: ConfigResult
-    config_id: int
-    status: str
-    error: str | None
     op_table: OpTable | None = None
     readings: Readings | None = None
     profiled_step_ms: float | None = None
@@ -55,16 +50,11 @@ class ProfileReport:
     kernel_table: KernelTable | None = None
     counters: ConfigCounters | None = None
 
-    def label(self) -> str:
-        return self.config.label()
-
     def to_json(self) -> dict:
         """Config key, status, overhead, trace path, warnings, op table and readings (shares as fractions)."""
         c = self.config
         return {
-            **c.key().to_json(),
-            "status": self.status,
-            "error": self.error,
+            **super().to_json(),
             "top_op": c.top_op,
             "profiled_step_ms": self.profiled_step_ms,
             "unprofiled_ms": c.latency_ms.median if c.latency_ms else None,
@@ -115,18 +105,7 @@ def profile_config(
         if counters.problem is not None:
             warnings += (f"no counters: {counters.problem.message}",)
     return ProfileReport(
-        result,
-        config_id,
-        "ok",
-        None,
-        table,
-        readings,
-        step_ms,
-        overhead,
-        trace,
-        warnings,
-        kernels,
-        counters,
+        result, config_id, "ok", None, table, readings, step_ms, overhead, trace, warnings, kernels, counters
     )
 
 
@@ -139,8 +118,8 @@ def profile_run(
     profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:
     """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
-    ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its report (``config``, ``label()``,
-    ``status``, ``error``, ``warnings``): :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
+    ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its :class:`~surrobench.records.run.ChildReport`
+    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.

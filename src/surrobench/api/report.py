@@ -125,11 +125,12 @@ def build_report(
     if Path(db).is_file():
         with ResultStore(db, read_only=True) as store:
             optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
-            classes = {
-                label: table.class_shares()
+            classes = {  # each stored config's kernel table that has kernels, labelled as in op_tables
+                f"{r.run_id[-4:]} {c.label()}": table.class_shares()
                 for ref, r in zip(runs, records)
                 if not (isinstance(ref, RunRecord) or is_run_file(ref))
-                for label, table in _kernel_tables(store, r)
+                for c in r.results
+                if c.config_id is not None and (table := load_kernel_table(store, c.config_id)) and table.kernels
             }
     searched = len(served) == 2 and all(s.best() is not None for s in served)  # the capacities to compare
     diagnoses = {r.run_id: _diagnosis(ref, r, db, thresholds) for ref, r in zip(runs, records)}
@@ -149,14 +150,6 @@ def build_report(
         evidence_checks={run_id: checks for run_id, (_, _, checks) in diagnoses.items()},
         uncompared=tuple(r.run_id for kind in (records, served) if len(kind) > 2 for r in kind),
     )
-
-
-def _kernel_tables(store: ResultStore, record: RunRecord):
-    """``(label as in Report.op_tables, kernel table)`` of each config of a stored run that has one."""
-    for c in record.results:
-        table = load_kernel_table(store, c.config_id) if c.config_id is not None else None
-        if table is not None and table.kernels:
-            yield f"{record.run_id[-4:]} {c.label()}", table
 
 
 def _diagnosis(

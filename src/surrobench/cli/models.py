@@ -12,9 +12,7 @@ from surrobench.report.models import models_table
 
 
 @app.command()
-def models(
-    json_path: Path | None = output_option(None, "--json", help="Also write the list as JSON to PATH."),
-) -> None:
+def models(json_path: Path | None = output_option(None, "--json", help="Also write the list as JSON to PATH.")) -> None:
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
     from surrobench.api.benchmark import models as zoo_models
 

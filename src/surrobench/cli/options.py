@@ -721,9 +721,7 @@ def print_stored(db: Path, run_id: str) -> None:
 # Options of the commands that compare two runs (``compare``, ``report``).
 RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
 ThresholdOpt = typer.Option(
-    DEFAULT_THRESHOLD,
-    "--threshold",
-    help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
+    DEFAULT_THRESHOLD, "--threshold", help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%)."
 )
 IgnoreFieldOpt = typer.Option(
     None,

@@ -41,11 +41,6 @@ class Calibration:
     spreads: dict[str, float]
 
 
-def matmul_precisions(device: str) -> tuple[str, ...]:
-    """The precisions whose matmul rate is measured on ``device``: no ``tf32`` on the CPU (module docstring)."""
-    return tuple(p for p in MATMUL_DTYPES if device == "cuda" or p != "tf32")
-
-
 def _median_ms(step, device: str, warmup: int, iters: int) -> tuple[float, float]:
     """(fastest median of :data:`REPEATS` runs of ``iters`` calls after ``warmup``, ms; their spread)."""
     medians = []
@@ -70,7 +65,7 @@ def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int =
     n_bytes = copy_mib * 2**20
     copy_ms, copy_spread = _copy_ms(device, n_bytes, warmup, iters)
     rates, spreads = {}, {"copy": copy_spread}
-    for precision in matmul_precisions(device):
+    for precision in (p for p in MATMUL_DTYPES if device == "cuda" or p != "tf32"):  # no tf32 on the CPU
         dtype = MATMUL_DTYPES[precision]
         with numeric_settings(precision, cudnn_benchmark=False):
             a = torch.randn(matmul_n, matmul_n, device=device).to(dtype)

@@ -66,19 +66,19 @@ class NsysOptions:
     cuda_memory_usage: bool = False
 
 
-def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, Path]:
-    """``<trace_dir>/<config_stem>``: the report's base name, the config JSON and the child's result."""
+def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, list[str]]:
+    """``<trace_dir>/<config_stem>``: the report's base name, the child's result file and the child's command line
+    (:func:`~surrobench.collect.child.child_argv`, profiler ``none``); its config JSON written beside them."""
     base = options.trace_dir / config_stem(run_id, cfg)
-    config_path = base.with_name(base.name + ".config.json")
+    config_path, result_path = base.with_name(base.name + ".config.json"), base.with_name(base.name + ".result.json")
     config_path.write_text(json.dumps(config_to_json(cfg)))
-    return base, config_path, base.with_name(base.name + ".result.json")
+    return base, result_path, child_argv(config_path, result_path, options.schedule, profiler="none")
 
 
 def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
     """Fail before measuring when ``nsys`` is missing, quoting the command for ``cfg``. Raises UsageError: not on PATH."""
     if shutil.which("nsys") is not None:
         return
-    base, config_path, result_path = child_files(cfg, run_id, options)
-    target = child_argv(config_path, result_path, options.schedule, profiler="none")
+    base, _, target = child_files(cfg, run_id, options)
     cmd = nsys_command(base, target, options.cuda_memory_usage, cfg.device == "cuda")
     raise UsageError("nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: " + " ".join(cmd))

@@ -286,12 +286,7 @@ class SystemPass:
 
 
 def system_pass(
-    cfg: ExecConfig,
-    plan: ProfileSchedule,
-    flamegraph: Path | None = None,
-    *,
-    top: int = 20,
-    tools: Tools | None = None,
+    cfg: ExecConfig, plan: ProfileSchedule, flamegraph: Path | None = None, *, top: int = 20, tools: Tools | None = None
 ) -> SystemPass:
     """Count, then sample, ``cfg``'s active steps; never raises for a missing tool (notes say why)."""
     tools = tools or Tools.find()

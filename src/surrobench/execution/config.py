@@ -101,11 +101,7 @@ def numeric_settings(precision: str, cudnn_benchmark: bool):
     """Pin TF32 (:func:`tf32_enabled`) and cuDNN autotuning for the block."""
     import torch
 
-    saved = (
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-        torch.backends.cudnn.benchmark,
-    )
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark)
     tf32 = tf32_enabled(precision)
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -113,11 +109,7 @@ def numeric_settings(precision: str, cudnn_benchmark: bool):
     try:
         yield
     finally:
-        (
-            torch.backends.cuda.matmul.allow_tf32,
-            torch.backends.cudnn.allow_tf32,
-            torch.backends.cudnn.benchmark,
-        ) = saved
+        (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark) = saved
 
 
 def autocast_context(precision: str, device: str, *, cache_enabled: bool = True) -> contextlib.AbstractContextManager:

@@ -149,11 +149,7 @@ class PairedSamples:
     def separate(cls, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]]) -> "PairedSamples":
         """Two separate runs, each its own process and window, given as their rounds."""
         return cls(
-            _rounds(baseline),
-            _rounds(candidate),
-            ((0, 0),) * len(baseline),
-            ((1, 0),) * len(candidate),
-            paired=False,
+            _rounds(baseline), _rounds(candidate), ((0, 0),) * len(baseline), ((1, 0),) * len(candidate), paired=False
         )
 
     def add_windows(

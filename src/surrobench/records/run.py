@@ -355,6 +355,24 @@ class Profile:
         return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}
 
 
+@dataclass(frozen=True)
+class ChildReport:
+    """One config's report from a profiling child (``api.profile``, ``api.perf``, ``api.nsys``): ``config`` the timed
+    result, ``config_id`` its row, ``status`` and ``error`` the child's (``ok``, ``oom``, ``error``)."""
+
+    config: ConfigResult
+    config_id: int
+    status: str
+    error: str | None
+
+    def label(self) -> str:
+        return self.config.label()
+
+    def to_json(self) -> dict:
+        """The config's key (:meth:`ConfigKey.to_json`), ``status`` and ``error``."""
+        return {**self.config.key().to_json(), "status": self.status, "error": self.error}
+
+
 #: A row's role in a multi-rank run (:mod:`surrobench.results.scaling`): the one-device reference (rank 0 alone),
 #: one rank of the job, the step (max over ranks), or a config dealt to one of several devices (``configs``).
 ROLES = ("reference", "rank", "step", "spread")
@@ -521,11 +539,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         peak_reserved_bytes=d["peak_reserved_bytes"],
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
-        extra={
-            **({"rounds": rounds} if rounds > 1 else {}),
-            **own,
-            **{k: d[k] for k in MULTI_RANK_KEYS if k in d},
-        },
+        extra={**({"rounds": rounds} if rounds > 1 else {}), **own, **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
     )
 
 

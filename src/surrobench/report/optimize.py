@@ -111,10 +111,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
             by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
         speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process})"
-        lines = [
-            f"recommended: {name}{speed if pooled else ''}",
-            *("    " + c for c in entry["recipe"]["code"]),
-        ]
+        lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")
     else:

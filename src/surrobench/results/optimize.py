@@ -238,10 +238,7 @@ class ConfigOptimization:
             "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
             "label": b.label(),
             "error": self.error,
-            "baseline": {
-                **_timing_json(b),
-                "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None,
-            },
+            "baseline": {**_timing_json(b), "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
             "candidates": [c.to_json() for c in self.candidates],
             "recommended": list(self.recommended),
             "recipe": {

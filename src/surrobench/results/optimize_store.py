@@ -78,12 +78,7 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
 
 
 def latest_optimized_config(
-    store: ResultStore,
-    model: str,
-    input_shape: tuple[int, ...],
-    batch: int,
-    device: str,
-    inputs: tuple[InputSpec, ...],
+    store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
     (:func:`~surrobench.records.config.same_inputs`), checked as a config of its report's schema

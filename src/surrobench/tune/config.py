@@ -20,13 +20,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
 from surrobench.records.paired import PairedSamples, Speedup
-from surrobench.tune.bench import (
-    SIZING_CALLS,
-    DeviceBench,
-    free_device,
-    room_for_compiled_variants,
-    top_op,
-)
+from surrobench.tune.bench import SIZING_CALLS, DeviceBench, free_device, room_for_compiled_variants, top_op
 from surrobench.tune.fresh import ProcessWindows
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search

@@ -134,7 +134,8 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     remedies = candidate_remedies(device, thorough=thorough)
     known = [r.name for r in remedies]
     # a remedy id (as diagnose names one) stands for each of its candidates: threads -> threads=1, threads=2
-    names = tuple(dict.fromkeys(k for n in names for k in ([n] if n in known else _of_id(n, known) or [n])))
+    ids = {n: [m for m in known if remedy_id(m) == n] for n in names if n not in known}
+    names = tuple(dict.fromkeys(k for n in names for k in (ids.get(n) or [n])))
     unknown = [n for n in names if n not in known]
     if unknown or not names:
         text = only if isinstance(only, str) else ",".join(only)
@@ -146,7 +147,3 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
             f"{text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}",
         )
     return names
-
-
-def _of_id(remedy: str, known: Sequence[str]) -> list[str]:
-    return [name for name in known if remedy_id(name) == remedy]
