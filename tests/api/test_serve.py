@@ -511,6 +511,20 @@ def test_low_percentiles_among_the_dropped_are_marked_lower_bounds_too():
     assert cells["P99 ms [95% CI]"].startswith(">")
 
 
+def test_achieved_and_offered_rates_share_one_window():
+    from surrobench.analysis.serve_load import load_point
+    from surrobench.execution.batcher import ServeTrace
+
+    # 9 measured arrivals in a 1 s window after a 1 s warm-up, the first 0.1 s into it, each served in 1 ms: every
+    # request completed, so the load achieved what it offered (over the first arrival's span: 11.2 rps)
+    arrivals = np.concatenate([[0.5], np.linspace(1.1, 1.9, 9)])
+    trace = ServeTrace(arrivals, arrivals, arrivals + 0.001, elapsed_s=2.0)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=1.0, target_rps=9.0, window_s=1.0)
+    assert point.offered_rps == pytest.approx(9.0) and point.achieved_rps == pytest.approx(point.offered_rps)
+    late = ServeTrace(arrivals, arrivals, arrivals + 0.5, elapsed_s=2.5)  # completions spill past the window
+    assert load_point(late, arrival="poisson", max_batch=1, warmup_s=1.0, window_s=1.0).achieved_rps < 9.0
+
+
 def test_every_point_carries_the_asked_rate_beside_the_offered_one():
     from surrobench.analysis.serve_load import load_warnings
     from surrobench.records.serve import LoadPoint

@@ -108,8 +108,9 @@ def load_point(
     wait_s = trace.start_s[measured][done] - arrivals[done]
     sorted_ms = np.sort(latency_s * 1e3)
     waited_ms = max(0.0, (trace.elapsed_s - arrivals[~done].max()) * 1e3) if not done.all() else 0.0
-    first = arrivals[0]
-    span = max((completion[done].max() if done.any() else trace.elapsed_s) - first, 1e-12)
+    first, last = arrivals[0], completion[done].max() if done.any() else trace.elapsed_s
+    # achieved over the offered window (from the warm-up's end), or on to the last completion after it
+    span = max(max(last, warmup_s + window_s) - warmup_s if window_s else last - first, 1e-12)
     sizes = padded_sizes(max_batch)
     batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
     batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
