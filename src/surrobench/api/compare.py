@@ -304,9 +304,9 @@ def _state(env: dict) -> str:
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db``, or an ``optimize --json`` file
-    (its ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench
-    show``'s call.
+    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db`` (its ``optimize-v3`` or
+    ``capacity-v1`` document), or an ``optimize --json`` file (its ``optimize-v3`` document), a serve run
+    (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench show``'s call.
 
     Raises:
         UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an
