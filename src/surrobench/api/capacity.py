@@ -285,7 +285,7 @@ def optimize_capacity(
     ident = dict(optimize_id=new_run_id(), created=created_now())
     try:
         found = replace(capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options), **ident)
-    except Interrupted as cut:  # the partial document stored too (a failed write left to the interruption's line)
+    except Interrupted as cut:  # the partial document stored too; a failed write does not hide the interruption
         cut.partial = replace(cut.partial, **ident)
         with open_store(db) as store, contextlib.suppress(StoreWriteError):
             add_optimization(store, cut.partial.to_json())
