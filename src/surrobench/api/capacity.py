@@ -11,6 +11,7 @@ recommended when :func:`~surrobench.results.serve_store.capacity_verdict` says `
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -19,14 +20,17 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, che
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
-from surrobench.errors import Interrupted, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
+from surrobench.execution.sweep import new_run_id
+from surrobench.records.run import created_now
 from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
+from surrobench.results.optimize_store import add_optimization
 from surrobench.results.serve_store import capacity_verdict
 from surrobench.tune.bench import free_device
 from surrobench.tune.request import remedy_names
@@ -219,10 +223,11 @@ def optimize_capacity(
     candidates built as serve's batch service of the largest ``max_batch``, checked against the fp32 eager output
     with ``tolerance``, the top verified by :func:`~surrobench.api.serve.serve` (``duration_s``, ``warmup_s``,
     ``drain_s``, ``min_requests`` per load), both serve runs stored in ``db`` (tagged ``capacity:baseline`` and
-    ``capacity:recipe``).
+    ``capacity:recipe``), the record too as an optimization (its id and creation time set), partial when interrupted.
 
     Raises:
-        UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.
+        UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names; the
+            record's write failed (:class:`~surrobench.errors.StoreWriteError`).
         Interrupted: as :func:`capacity_search`, the serve run cut stored ``interrupted``.
     """
     if p99_ms is None:
@@ -277,4 +282,14 @@ def optimize_capacity(
     with open_store(db):  # the database is checked (and migrated) before anything is measured
         pass
     options = dict(tolerance=tolerance, seed=cfg.seed, workload=workload, budget_s=budget_s)
-    return capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options)
+    ident = dict(optimize_id=new_run_id(), created=created_now())
+    try:
+        found = replace(capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options), **ident)
+    except Interrupted as cut:  # the partial document stored too; a failed write does not hide the interruption
+        cut.partial = replace(cut.partial, **ident)
+        with open_store(db) as store, contextlib.suppress(StoreWriteError):
+            add_optimization(store, cut.partial.to_json())
+        raise
+    with open_store(db) as store:
+        add_optimization(store, found.to_json())
+    return found

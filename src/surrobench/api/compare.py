@@ -273,7 +273,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     if not Path(path).is_file():
         raise UsageError(f"run file {str(path)!r}: no such file")
     served = _serve_file(path)
-    data = None if served is not None else _document(path, (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1))
+    data = None if served is not None else _document(path, tuple(DOCUMENTS))
     with ResultStore(db) as store:
         if served is not None:
             known = served.run_id in store.matching_run_ids(served.run_id)
@@ -290,8 +290,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
             return ImportedRun("optimization", data["optimize_id"], int(not known))
         other = _document(path, None)
         if other is not None and other.get("schema") not in RUN_DOCUMENTS:  # a JSON object of no kind import takes
-            optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
-            kinds = ", ".join((*RUN_DOCUMENTS, schemas.SERVE, schemas.SERVE_V1, *optimize))
+            kinds = ", ".join((*RUN_DOCUMENTS, schemas.SERVE, schemas.SERVE_V1, *DOCUMENTS))
             detail = f"schema {other.get('schema')!r}: import takes a run, serve or optimize file ({kinds})"
             raise UsageError(f"file {str(path)!r}: {detail}")
         record = load_run(Path(path))
@@ -304,9 +303,9 @@ def _state(env: dict) -> str:
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db``, or an ``optimize --json`` file
-    (its ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench
-    show``'s call.
+    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db`` (its ``optimize-v3`` or
+    ``capacity-v1`` document), or an ``optimize --json`` file (its ``optimize-v3`` document), a serve run
+    (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench show``'s call.
 
     Raises:
         UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an

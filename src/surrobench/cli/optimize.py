@@ -12,9 +12,7 @@ from surrobench.api.defaults import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEF
 from surrobench.cli.app import app
 from surrobench.cli.options import count_option, DbOpt, JsonOpt, MarkdownOpt, WorkloadOptions, flag, option_groups
 from surrobench.cli.options import command_line, exit_if_configs_failed, refuse_given, optimization_out, err_console
-from surrobench.cli.options import console, write_json
 from surrobench.errors import Interrupted
-from surrobench.records import schemas
 
 RunOpt = typer.Option(
     None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
@@ -125,24 +123,9 @@ def optimize_command(
         )
         kwargs.update(tolerance=tolerance, thorough=thorough, only=only, db=db, command=command_line())
         record = optimize(workload.model if run is None or capacity else None, **hooks, **kwargs, **sweep)
-    except Interrupted as cut:  # what was measured is stored, written and shown, then the exit
-        _written_and_shown(cut.partial, json_out, markdown, db)
+    except Interrupted as cut:  # what was measured is stored, written (before it prints) and shown, then the exit
+        optimization_out(cut.partial.to_json(), markdown, json_out, db)
         raise
-    _written_and_shown(record, json_out, markdown, db)
+    optimization_out(record.to_json(), markdown, json_out, db)
     if not capacity:
         exit_if_configs_failed(tuple(entry.baseline for entry in record.configs))
-
-
-def _written_and_shown(record, json_out: Path | None, markdown: Path | None, db: Path) -> None:
-    """The record's ``--json`` and ``--markdown`` first (a signal while it prints must not lose them), then the
-    terminal: the before/after tables of an optimize report, capacity lines for a capacity optimization (another
-    verb's record: its ``--json`` alone)."""
-    from surrobench.report.optimize import capacity_lines
-
-    doc = record.to_json()
-    if doc["schema"] == schemas.OPTIMIZE:
-        optimization_out(doc, markdown, json_out, db)
-        return
-    write_json(json_out, doc)
-    for line in capacity_lines(record) if doc["schema"] == schemas.CAPACITY else ():
-        console.print(line, markup=False)

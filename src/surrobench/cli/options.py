@@ -26,6 +26,8 @@ from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW
 from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, write_recovery
 from surrobench.cli.signals import signals_deferred
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
+from surrobench.records import schemas
+from surrobench.records.serve import CapacityOptimization
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 
@@ -700,9 +702,18 @@ def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
     """An optimize document's ``--markdown`` and ``--json`` first, then the terminal (command lines uncropped, one
-    line to paste), its warnings before where it was stored in ``db`` (named when not the default)."""
-    from surrobench.report.optimize import optimize_markdown, optimize_renderables
+    line to paste), its warnings before where it was stored in ``db`` (named when not the default). A capacity-v1
+    document: its ``--json``, then its lines (:func:`~surrobench.report.optimize.capacity_lines`, in a code block
+    as ``--markdown``); another verb's document (an interrupted optimize's partial): its ``--json`` alone."""
+    from surrobench.report.optimize import capacity_lines, optimize_markdown, optimize_renderables
 
+    if doc["schema"] != schemas.OPTIMIZE:
+        lines = capacity_lines(CapacityOptimization.from_json(doc)) if doc["schema"] == schemas.CAPACITY else []
+        write_output(markdown, "```\n" + "\n".join(lines) + "\n```\n", "--markdown")
+        write_json(json_out, doc)
+        for line in lines:
+            console.print(line, markup=False)
+        return
     where = None if db == Path(DEFAULT_DB) else str(db)
     write_output(markdown, optimize_markdown(doc, where), "--markdown")
     write_json(json_out, doc)

@@ -377,6 +377,7 @@ class CapacityOptimization(schemas.Plain):
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;
             None in the partial record of an interrupted search (nothing was decided).
         search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
+        optimize_id, created: the id and UTC creation time it is stored under as an optimization (None: older).
     """
 
     workload: dict
@@ -393,6 +394,8 @@ class CapacityOptimization(schemas.Plain):
     verdict: str | None = None
     infeasible: str | None = None
     notes: tuple[str, ...] = ()
+    optimize_id: str | None = None
+    created: str | None = None
 
     def to_json(self) -> dict:
         """The ``surrobench/capacity-v1`` object (keys as the attributes)."""

@@ -245,7 +245,8 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
 
 
 def capacity_lines(record: CapacityOptimization) -> list[str]:
-    """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification."""
+    """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification, the
+    recipe, and the optimization id it is stored under."""
     w = record.workload
     lines = [
         f"capacity at P99 <= {record.target_p99_ms:g} ms: {w.get('model')} {w.get('shape_label')} on {w.get('device')}"
@@ -258,8 +259,11 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
         if c.service_faster is not None:
             line += f"; service faster than baseline: {'yes' if c.service_faster else 'no'}"
         lines.append(line)
+    searched = f"searched in {record.search_s:.1f} s" + (
+        f", stored as optimization {record.optimize_id}" if record.optimize_id else ""
+    )
     if record.infeasible:
-        return [*lines, record.infeasible, f"searched in {record.search_s:.1f} s"]
+        return [*lines, record.infeasible, searched]
     loads = [("baseline", record.baseline_rps, record.baseline_run_id, "")]
     loads.append((record.top, record.top_rps, record.top_run_id, f": {record.verdict} than the baseline"))
     for name, bracket, run_id, then in loads:
@@ -268,5 +272,5 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
             under = f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
             lines.append(f"{name} measured under load: {under} (serve run {run_id}){then}")
     recipe = record.recipe or "none decided (interrupted)"
-    lines.append(f"recipe: {recipe}; searched in {record.search_s:.1f} s")
+    lines.append(f"recipe: {recipe}; {searched}")
     return [*lines, *record.notes]

@@ -7,6 +7,7 @@ import json
 
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
+from surrobench.records.serve import CapacityOptimization
 from surrobench.errors import UsageError
 from surrobench.results.optimize import CONFIGS, OptimizeReport, config_from_json
 from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
@@ -17,39 +18,44 @@ _BASELINE_TAG = ":baseline"
 
 
 def add_optimization(store: ResultStore, report: dict) -> None:
-    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs; a report stored
-    before under the same id is replaced (optimize stores its report as each candidate is judged, marked
-    interrupted until the last write, so a killed search leaves what it judged)."""
+    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs, or a capacity optimization
+    (``CapacityOptimization.to_json()``: no configs, its two serve runs in the run-id columns, ``''`` for a baseline
+    not verified); a report stored before under the same id is replaced (optimize stores its report as each
+    candidate is judged, marked interrupted until the last write, so a killed search leaves what it judged)."""
     with store._writing():
         store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
-        head = tuple(report[k] for k in ("optimize_id", "created", "baseline_run_id", "recipe_run_id"))
+        runs = (report["baseline_run_id"] or "", report.get("recipe_run_id", report.get("top_run_id")))
+        head = (report["optimize_id"], report["created"], *runs)
         store.conn.execute("INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)", (*head, json.dumps(report)))
         store.conn.executemany(
             "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
             [
                 (head[0], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
-                for c in report["configs"]
+                for c in report.get("configs", ())
             ],
         )
 
 
 def _optimization(store: ResultStore, report_json: str) -> dict:
-    """A stored optimize report of any version, read through :meth:`OptimizeReport.from_json` and written as the
-    current version (optimize-v3).
+    """A stored optimization of any version, read by its ``schema`` (capacity-v1 through
+    :meth:`CapacityOptimization.from_json`, else :meth:`OptimizeReport.from_json`) and written as the current one.
 
     Raises:
-        UsageError: the row is not a valid optimize-v3 (or v2, v1) document; the message names the bad key.
+        UsageError: the row is not a valid capacity-v1 or optimize-v3 (or v2, v1) document; the message names the
+            bad key.
     """
     with store._reading("an optimization"):
-        return OptimizeReport.from_json(json.loads(report_json)).to_json()
+        doc = json.loads(report_json)
+        record = CapacityOptimization if doc.get("schema") == schemas.CAPACITY else OptimizeReport
+        return record.from_json(doc).to_json()
 
 
 def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
-    """The stored optimize report ``optimize_id`` (any version, checked; a unique prefix is accepted), or None
-    when none matches.
+    """The stored optimization ``optimize_id`` (an optimize report or a capacity optimization, any version,
+    checked, as :func:`_optimization` writes it; a unique prefix is accepted), or None when none matches.
 
     Raises:
-        UsageError: several reports match; the report is not a valid optimize document.
+        UsageError: several optimizations match; the row is not a valid document (:func:`_optimization`).
     """
     rows = named(
         store.conn,
@@ -62,7 +68,8 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
 
 
 def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
-    """The optimize reports (checked) that stored any of ``run_ids`` as their baseline or recipe run, oldest first.
+    """The optimize reports (checked; no capacity optimization) that stored any of ``run_ids`` as their baseline or
+    recipe run, oldest first.
 
     Raises:
         UsageError: a report is not a valid optimize document.
@@ -74,7 +81,7 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
         " ORDER BY created",
         (*run_ids, *run_ids),
     ).fetchall()
-    return [_optimization(store, row["report_json"]) for row in rows]
+    return [d for row in rows if (d := _optimization(store, row["report_json"]))["schema"] != schemas.CAPACITY]
 
 
 def latest_optimized_config(
@@ -108,21 +115,24 @@ def optimization_summaries(
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
     baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
-    a search cut short (or still running), else ``complete``.
+    a search cut short (or still running), else ``complete``. A capacity optimization is one config (its
+    ``workload``), on its baseline serve run's device, ``interrupted`` when it decided no recipe.
 
     Raises:
-        UsageError: a stored report is not a valid optimize document.
+        UsageError: a stored row is not a valid document (:func:`_optimization`).
     """
     rows = store.conn.execute(
-        "SELECT o.report_json, r.tag FROM optimizations o LEFT JOIN runs r ON r.run_id = o.baseline_run_id"
-        " WHERE (? IS NULL OR o.created >= ?)"
-        " AND (? IS NULL OR o.optimize_id IN (SELECT optimize_id FROM optimize_configs WHERE model = ?))"
-        " ORDER BY o.created DESC",
-        (since, since, model, model),
+        "SELECT o.report_json, r.tag, json_extract(r.env_json, '$.device_name') FROM optimizations o"
+        " LEFT JOIN runs r ON r.run_id = o.baseline_run_id WHERE (? IS NULL OR o.created >= ?)"
+        " AND (? IS NULL OR o.optimize_id IN (SELECT optimize_id FROM optimize_configs WHERE model = ?)"
+        " OR json_extract(o.report_json, '$.workload.model') = ?) ORDER BY o.created DESC",
+        (since, since, model, model, model),
     ).fetchall()
     summaries = []
-    for report_json, baseline_tag in rows:
+    for report_json, baseline_tag, device_name in rows:
         doc = _optimization(store, report_json)
+        if doc["schema"] == schemas.CAPACITY:
+            doc |= {"configs": [doc["workload"]], "env": {"device_name": device_name}, "interrupted": not doc["recipe"]}
         own_tag = baseline_tag[: -len(_BASELINE_TAG)] if (baseline_tag or "").endswith(_BASELINE_TAG) else None
         own_tag = None if own_tag == "optimize" else own_tag  # the default when no tag was given
         if tag is not None and own_tag != tag:
