@@ -120,3 +120,26 @@ def test_a_latency_optimization_beside_a_capacity_one_reads_as_before(tmp_path):
     after = history(db)
     assert [r.run_id for r in after] == ["c1", "o1"] and after[1:] == before
     assert load("o1", db) == report
+
+
+def test_a_capacity_optimization_the_database_did_not_take_is_kept_and_imported(tmp_path, monkeypatch):
+    from surrobench.api.compare import import_run
+    from surrobench.errors import StoreWriteError, Unsaved
+
+    _planted(monkeypatch)
+    db = tmp_path / "r.db"
+    _base_run(db)
+
+    def full(store, report):
+        raise StoreWriteError("disk full", path=str(db), cause="disk full")
+
+    monkeypatch.setattr(api_capacity, "add_optimization", full)
+    with pytest.raises(Unsaved) as cut:
+        optimize("pinn-mlp", objective="capacity", p99_ms=8.0, db=db, **ARGS)
+    doc = cut.value.document
+    assert doc["schema"] == schemas.CAPACITY and doc["recipe"] == "fast" and cut.value.record_id == doc["optimize_id"]
+    (tmp_path / "kept.json").write_text(json.dumps(doc))
+    imported = import_run(tmp_path / "kept.json", db=db)
+    assert (imported.record_id, imported.added) == (doc["optimize_id"], 1)
+    with ResultStore(db) as store:
+        assert find_optimization(store, doc["optimize_id"]) == doc

@@ -20,7 +20,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, che
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
-from surrobench.errors import Interrupted, StoreWriteError, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
@@ -226,8 +226,8 @@ def optimize_capacity(
     ``capacity:recipe``), the record too as an optimization (its id and creation time set), partial when interrupted.
 
     Raises:
-        UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names; the
-            record's write failed (:class:`~surrobench.errors.StoreWriteError`).
+        UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.
+        Unsaved: the record's write failed; it carries the document (``surrobench import`` takes it back).
         Interrupted: as :func:`capacity_search`, the serve run cut stored ``interrupted``.
     """
     if p99_ms is None:
@@ -291,5 +291,16 @@ def optimize_capacity(
             add_optimization(store, cut.partial.to_json())
         raise
     with open_store(db) as store:
-        add_optimization(store, found.to_json())
+        try:
+            add_optimization(store, found.to_json())
+        except StoreWriteError as exc:  # nothing measured is lost: the CLI keeps the document and says how to import it
+            raise Unsaved(
+                exc,
+                found.to_json(),
+                found.optimize_id,
+                len(found.candidates),
+                what="optimization",
+                unit="candidate",
+                stored=0,
+            ) from None
     return found

@@ -15,7 +15,7 @@ from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS
 from surrobench.records.run import RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
 from surrobench.records.versus import compare_versus, is_versus_file
-from surrobench.records.serve import ServeRecord, serve_from_json
+from surrobench.records.serve import CapacityOptimization, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
@@ -255,7 +255,7 @@ class ImportedRun:
 
 
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
-    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or an
+    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, the capacity objective's too, or an
     :class:`~surrobench.errors.Unsaved`'s recovery file) in ``db`` (created when missing): a run's configs the
     database lacks, ``complete`` or ``interrupted`` as its file says; a serve run or an optimization whole (not an
     optimization's baseline and recipe runs, which its file lacks). Behind ``surrobench import``.
@@ -273,7 +273,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     if not Path(path).is_file():
         raise UsageError(f"run file {str(path)!r}: no such file")
     served = _serve_file(path)
-    data = None if served is not None else _document(path, tuple(DOCUMENTS))
+    data = None if served is not None else _document(path, (*DOCUMENTS, schemas.CAPACITY))
     with ResultStore(db) as store:
         if served is not None:
             known = served.run_id in store.matching_run_ids(served.run_id)
@@ -282,15 +282,18 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
             return ImportedRun("serve run", served.run_id, int(not known))
         if data is not None:
             try:
-                schemas.check(data, DOCUMENTS)
-            except schemas.DocumentError as exc:
-                raise UsageError(f"optimize file {str(path)!r}: {exc}") from None
+                if data.get("schema") == schemas.CAPACITY:
+                    CapacityOptimization.from_json(data)
+                else:
+                    schemas.check(data, DOCUMENTS)
+            except (schemas.DocumentError, KeyError, TypeError, ValueError) as exc:
+                raise UsageError(f"optimize file {str(path)!r}: {type(exc).__name__}: {exc}") from None
             known = find_optimization(store, data["optimize_id"]) is not None
             add_optimization(store, data)
             return ImportedRun("optimization", data["optimize_id"], int(not known))
         other = _document(path, None)
         if other is not None and other.get("schema") not in RUN_DOCUMENTS:  # a JSON object of no kind import takes
-            kinds = ", ".join((*RUN_DOCUMENTS, schemas.SERVE, schemas.SERVE_V1, *DOCUMENTS))
+            kinds = ", ".join((*RUN_DOCUMENTS, schemas.SERVE, schemas.SERVE_V1, *DOCUMENTS, schemas.CAPACITY))
             detail = f"schema {other.get('schema')!r}: import takes a run, serve or optimize file ({kinds})"
             raise UsageError(f"file {str(path)!r}: {detail}")
         record = load_run(Path(path))
