@@ -589,3 +589,15 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
     assert policy_title(record, cut).endswith(": cut short, capacity in [1870.0, 2260.0) rps at P99 <= 5 ms")
     done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
     assert "cut short" not in policy_title(done, cut)
+
+
+def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_allocated(tmp_path):
+    from surrobench.errors import UsageError
+    from surrobench.results.store import ResultStore
+
+    db = tmp_path / "r.db"
+    with pytest.raises(UsageError) as refused:  # a padded batch of 10^8 128² fields: about 18 TiB of inputs
+        serve("fno2d", shapes="128", device="cpu", rates=[10.0], max_batch=10**8, duration_s=1.0, db=db)
+    assert {"shapes", "max_batch"} <= set(refused.value.others)
+    with ResultStore(db) as store:
+        assert store.conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)

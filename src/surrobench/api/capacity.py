@@ -236,7 +236,7 @@ def optimize_capacity(
     load.update({} if min_requests is None else {"min_requests": min_requests})
     request = serve_request(find_max=True, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms, **load)
     plan = sweep_plan(model, caller=optimize_capacity, batches=1, iters=1, **sweep)
-    _one_config(plan)
+    _one_config(plan, request)
     cfg = plan.configs[0]
     names = remedy_names(only, cfg.device, thorough=thorough)
     remedies = [

@@ -40,7 +40,8 @@ from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
-from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
+from surrobench.execution.memory import available_bytes
+from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
@@ -397,14 +398,19 @@ def serve_policy(
 _SERVE_KEYS = tuple(k for k in inspect.signature(serve_request).parameters if k != "seed")  # seed: the sweep's too
 
 
-def _one_config(plan) -> None:
-    req = plan.request
+def _one_config(plan, request: ServeRequest) -> None:
+    """Refuse a plan of several configs, and a largest max batch whose inputs do not fit (the padded batch the
+    service allocates, checked as a sweep checks its batches: :func:`~surrobench.execution.sweep.check_input_size`)."""
+    req, cfg, largest = plan.request, plan.configs[0], max(p.max_batch for p in request.policies)
     many = [
         (f, v) for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1
     ]
     if many or len(plan.configs) != 1:
         flag = many[0][0] if many else "shape"
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
+    if request.url is None:
+        free = available_bytes(cfg.device)
+        check_input_size(cfg.model, plan.surrogates[cfg.model], cfg.shape, largest, 1, free, batch_name="max_batch")
 
 
 def planned_points(request: ServeRequest) -> int | None:
@@ -513,7 +519,7 @@ def serve(
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))
     plan = sweep_plan(model, caller=serve, batches=1, iters=1, **options)
-    _one_config(plan)
+    _one_config(plan, request)
     if request.url is not None:
         check_reachable(request.url)  # an endpoint that is down is refused before the run is stored
     cfg = plan.configs[0]

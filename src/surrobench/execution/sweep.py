@@ -186,9 +186,17 @@ def _bytes_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: int, input_sets: int, free: int) -> None:
+def check_input_size(
+    spec: str,
+    surrogate: Surrogate,
+    shape: ShapeSpec,
+    batch: int,
+    input_sets: int,
+    free: int,
+    batch_name: str = "batches",
+) -> None:
     """Check that ``(spec, shape, batch)`` fits the model and ``input_sets`` input sets fit in ``free`` bytes
-    (inputs made on the ``meta`` device).
+    (inputs made on the ``meta`` device); ``batch_name``: the parameter the error names for the batch.
 
     Raises:
         UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
@@ -203,15 +211,19 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
         return  # the inputs need data (``Cannot copy out of meta tensor``); the run records an OOM if too large
     except (RuntimeError, ValueError, OverflowError) as exc:
         reason = " ".join(str(exc).split())[:200]
-        text = f"{where}: inputs of that size cannot be made ({reason}); lower {{shapes}} or {{batches}}"
-        raise UsageError.naming(text, ("shapes", "batches")) from None
+        text = f"{where}: inputs of that size cannot be made ({reason}); lower {{shapes}} or {{{batch_name}}}"
+        raise UsageError.naming(text, ("shapes", batch_name)) from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
     if need > free:
         detail = (
             f": {where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the {_bytes_text(free)} "
-            "available; lower {shapes}, {batches} or {input_sets}"
+            + (
+                f"available; lower {{shapes}}, {{{batch_name}}} or {{input_sets}}"
+                if input_sets > 1
+                else f"available; lower {{shapes}} or {{{batch_name}}}"
+            )
         )
-        raise UsageError.bad("shapes", detail, others=("shapes", "batches", "input_sets"))
+        raise UsageError.bad("shapes", detail, others=("shapes", batch_name, "input_sets"))
 
 
 def new_run_id() -> str:
