@@ -525,6 +525,26 @@ def test_achieved_and_offered_rates_share_one_window():
     assert load_point(late, arrival="poisson", max_batch=1, warmup_s=1.0, window_s=1.0).achieved_rps < 9.0
 
 
+def test_a_load_whose_queue_grows_fails_however_generous_the_target():
+    from surrobench.analysis.serve_load import MAX_BACKLOG_GROWTH, load_point
+    from surrobench.execution.batcher import ServeTrace
+
+    def fifo(rate, service_s):  # one server, 2 s of arrivals at ``rate``, each served in ``service_s``
+        arrivals, done, free = np.arange(0.0, 2.0, 1.0 / rate), [], 0.0
+        for a in arrivals:
+            free = max(a, free) + service_s
+            done.append(free)
+        starts = np.asarray(done) - service_s
+        trace = ServeTrace(arrivals, starts, np.asarray(done), elapsed_s=max(done))
+        return load_point(trace, arrival="constant", max_batch=1, warmup_s=0.5, target_p99_ms=1000.0, window_s=1.5)
+
+    over = fifo(100.0, 0.012)  # serves 83 rps of the 100 offered: the queue grows 0.2 s a second, P99 ~0.4 s
+    assert over.p99_ms < 1000.0 and over.dropped == 0 and not over.passed
+    assert over.backlog_growth == pytest.approx(0.2, abs=0.01) and over.backlog_growth > MAX_BACKLOG_GROWTH
+    under = fifo(50.0, 0.012)  # sustained: no growth, passes
+    assert under.passed and abs(under.backlog_growth) < 1e-9
+
+
 def test_every_point_carries_the_asked_rate_beside_the_offered_one():
     from surrobench.analysis.serve_load import load_warnings
     from surrobench.records.serve import LoadPoint

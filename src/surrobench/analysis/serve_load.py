@@ -72,6 +72,15 @@ def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0, waited_ms: fl
 _NEVER = 1e300
 
 
+#: A load passes only while its latency grows by at most this many seconds per second of arrivals
+#: (``LoadPoint.backlog_growth``): a queue whose service falls this share short of the offered rate grows at it, so
+#: a P99 under the target in a short load would not hold in a longer one. Our own threshold: a sustained queue's
+#: slope over a load of seconds is its latency spread over the window, ms over s (about 0.003 for 5 ms over 1.5 s);
+#: a fresh user's overloaded CPU service (offered 3,386, achieved 2,857 rps) passed P99 <= 300 ms without it
+#: (docs/benchmarks/capacity-trials.md).
+MAX_BACKLOG_GROWTH = 0.05
+
+
 class NothingCompleted(UsageError):
     """No request arrived after the warm-up, or every measured one failed (an endpoint's errors)."""
 
@@ -117,6 +126,9 @@ def load_point(
     compute = sum(trace.batch_compute_s[i] for i in batches)
     lost = int((~done).sum())
     p99 = float(np.quantile(np.concatenate([sorted_ms, np.full(lost, _NEVER)]), 0.99))
+    spread = done.sum() >= 2 and np.ptp(arrivals[done]) > 0
+    growth = float(np.polyfit(arrivals[done], latency_s, 1)[0]) if spread else None
+    sustained = growth is None or growth <= MAX_BACKLOG_GROWTH
     any_dropped = bool(np.isnan(trace.completion_s).any())  # a warm-up request dropped fails the point too
     seen = trace.server_seen
     queue = float(wait_s.mean() / latency_s.mean()) if seen and done.any() else None
@@ -148,8 +160,9 @@ def load_point(
         device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
-        passed=False if any_dropped else None if target_p99_ms is None else bool(p99 <= target_p99_ms),
+        passed=False if any_dropped else None if target_p99_ms is None else bool(p99 <= target_p99_ms and sustained),
         offered_interval_rps=poisson_rate_interval(target_rps, window_s) if target_rps and window_s else None,
+        backlog_growth=growth,
     )
 
 

@@ -83,7 +83,8 @@ class LoadPoint(schemas.Plain):
             requests outstanding (closed loop), else None.
         offered_rps: measured requests / the measured arrival window (the schedule after the warm-up; their
             arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
-            completed requests / the span from the first measured arrival to the last completion.
+            completed requests / that window, or from its start to the last completion when that comes later (from
+            the first measured arrival without a schedule's length): never above ``offered_rps`` there.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: measured requests not completed when the run's drain time ran out; late: measured requests
             slower than the P99 target, dropped ones included (None without a target).
@@ -95,8 +96,9 @@ class LoadPoint(schemas.Plain):
             measured span. These five are None for an HTTP endpoint (its batches and queue are not seen).
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
-        passed: P99 within the target and nothing dropped (MLPerf's Server rule); False whenever a request was
-            dropped (a warm-up one too), else None without a target.
+        passed: P99 within the target, nothing dropped (MLPerf's Server rule) and ``backlog_growth`` at most
+            :data:`~surrobench.analysis.serve_load.MAX_BACKLOG_GROWTH` (the load is sustained); False whenever a
+            request was dropped (a warm-up one too), else None without a target.
         completed: measured requests that completed (None in serve-v1); the percentiles count the others as
             slower than any (:attr:`Percentile.lower_bound`).
         slo_attainment: the share of measured requests completed within the P99 target; None without a target.
@@ -104,6 +106,9 @@ class LoadPoint(schemas.Plain):
         offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 99.9% of the
             time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
             None for a closed loop, a replay, or a document written before it.
+        backlog_growth: the least-squares slope of the completed requests' latency on their arrival time (s per s):
+            0 for a sustained load, 1 - service rate / offered rate for a queue that grows; None under 2 completions
+            or in a document written before it.
     """
 
     arrival: str
@@ -130,6 +135,7 @@ class LoadPoint(schemas.Plain):
     slo_attainment: float | None = None
     errors: dict[str, int] = field(default_factory=dict)
     offered_interval_rps: tuple[float, float] | None = None
+    backlog_growth: float | None = None
 
     def percentile(self, q: float) -> Percentile:
         """The percentile ``q`` (one of :data:`PERCENTILES`).
