@@ -28,6 +28,7 @@ from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_lo
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
 from surrobench.records.serve import (
+    Capacity,
     CapacityOptimization,
     PolicyResult,
     ServePolicy,
@@ -723,3 +724,25 @@ def test_a_tail_that_does_not_fall_with_the_rate_turns_the_search_upward():
         lambda r: SimpleNamespace(p99_ms=r / 20, passed=r <= 80, target_rps=r, completed=1), 5.0, 141.0, factor=1.1
     )
     assert 0 < queue.capacity_rps <= 80 and max(s.rate_rps for s in queue.steps) == 141.0
+
+
+def test_a_candidate_that_meets_the_target_where_the_baseline_meets_it_nowhere_is_verified(monkeypatch):
+    # the same median service, a tail past the target for the baseline only (threads contending on a busy host):
+    # the median is not faster by the paired rule, yet only the candidate can meet the target at any rate
+    from surrobench.api import capacity as api_capacity
+
+    base = UnloadedLatency(1, 1.0, (2.0,) * 40, tuple([2.0] * 38 + [60.0, 60.0]))
+    lean = UnloadedLatency(1, 1.0, (2.0,) * 40, (2.0,) * 40)
+    monkeypatch.setattr(api_capacity, "predict_capacity", lambda u, *a: 0.0 if u[1] is base else 400.0)
+
+    def evaluate(recipe):
+        verdict = AccuracyVerdict(True, "rel_l2", "planted", 0.0, 0.0)
+        return Evaluated({}, verdict, {1: lean if recipe.remedies else base})
+
+    def verify(recipe, settings, policy):
+        got = Capacity(50.0, 380.0, 420.0, ()) if recipe.remedies else Capacity(50.0, 0.0, 10.0, ())
+        return f"run-{recipe.name}", got
+
+    found = capacity_search([_remedy("threads=1", "threads")], (ServePolicy(1, 0.0),), 50.0, evaluate, verify)
+    (cand,) = [c for c in found.candidates if c.recipe == "threads=1"]
+    assert cand.service_faster is False and found.top == "threads=1" and found.top_run_id == "run-threads=1"

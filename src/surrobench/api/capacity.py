@@ -198,8 +198,10 @@ def _prediction_note(cand: CapacityCandidate, measured: Capacity) -> tuple[str, 
 
 
 def _wins(cand: CapacityCandidate, over: CapacityCandidate) -> bool:
-    """An accurate candidate predicted higher than ``over``, whose service is faster by the paired rule."""
-    return bool(cand.accurate) and cand.best_predicted_rps > over.best_predicted_rps and bool(cand.service_faster)
+    """An accurate candidate predicted higher than ``over``, whose service is faster by the paired rule, or which
+    meets the target at some rate where ``over`` meets it at none (its tail, not its median, is what differs)."""
+    higher = bool(cand.accurate) and cand.best_predicted_rps > over.best_predicted_rps
+    return higher and (bool(cand.service_faster) or over.best_predicted_rps == 0.0)
 
 
 def optimize_capacity(
