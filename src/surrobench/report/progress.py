@@ -59,13 +59,16 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
-            from surrobench.report.serve_tables import latency_cell, rps  # a serve run's only: not at import
+            from surrobench.analysis.serve_load import MAX_BACKLOG_GROWTH  # a serve run's only: not at import
+            from surrobench.report.serve_tables import latency_cell, rps
 
             load = "replay" if point.target_rps is None else f"{rps(point.target_rps)} rps"  # as its table
             load = f"concurrency {point.concurrency}" if point.concurrency is not None else load
             where = policy.label() if policy is not None else "endpoint"
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
+            if point.passed is False and (point.backlog_growth or 0.0) > MAX_BACKLOG_GROWTH:  # a P99 in time, not kept
+                verdict += f" (the queue grew {point.backlog_growth:.2g} s a second)"
             p99 = latency_cell(point.percentile(0.99))
             rates = f"offered {point.offered_rps:.1f}, achieved {point.achieved_rps:.1f} rps, P99 {p99} ms"
             _line(console, f"served {_count(progress, task)}: {where}: {load}: {rates}{verdict}")
