@@ -143,3 +143,13 @@ def test_a_capacity_optimization_the_database_did_not_take_is_kept_and_imported(
     assert (imported.record_id, imported.added) == (doc["optimize_id"], 1)
     with ResultStore(db) as store:
         assert find_optimization(store, doc["optimize_id"]) == doc
+
+
+def test_history_says_an_interrupted_optimization_searched_not_optimized():
+    from dataclasses import replace as with_
+
+    from surrobench.report.history import contents
+    from surrobench.results.store import RunSummary
+
+    row = RunSummary("o", "2026-12-06T00:00:00+00:00", None, "cpu", ("m",), 1, 0, kind="optimize")
+    assert contents(row).endswith("optimized") and contents(with_(row, state="interrupted")).endswith("searched")

@@ -21,8 +21,10 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def contents(r: RunSummary) -> str:
-    """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized``."""
-    held = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
+    """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized`` (``searched``
+    when the optimization was cut short: its last config in part)."""
+    done = " optimized" if r.state == "complete" else " searched"
+    held = _count(r.n_configs, "config", "configs") + (done if r.kind == "optimize" else "")
     if r.kind == "serve":
         held = f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
     return f"{held}, {r.n_failed} failed" if r.n_failed else held
