@@ -164,7 +164,9 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         return []
     fp32_conv = _ms([k for k in kernels if k.kernel_class == "convolution" and k.precision == "fp32"])
     conv = fp32_conv >= MIN_SHARE * total_ms
-    step = _Step(total_ms, ceilings, _half_precisions(kernels), fusible_chains(kernels), conv)
+    # the half precisions these kernels can run in: no bf16 with torch.fft (execution/failures.py ``fft_no_bf16``)
+    half = tuple(p for p in HALF if p != "bf16") if runs_fft(k.op for k in kernels) else HALF
+    step = _Step(total_ms, ceilings, half, fusible_chains(kernels), conv)
     groups = {
         "memory": [k for k in kernels if k.bound == "memory"],
         "fma": [k for k in kernels if _fma_matmul(k)],
@@ -188,11 +190,6 @@ FFT_OPS = ("aten::_fft_",)
 def runs_fft(ops) -> bool:
     """Whether any of ``ops`` (ATen op names; None for a kernel no op launched) is a torch.fft op."""
     return any(op and op.startswith(FFT_OPS) for op in ops)
-
-
-def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
-    """The half precisions these kernels can run in: no bf16 with torch.fft (:func:`runs_fft`; execution/failures.py ``fft_no_bf16``)."""
-    return tuple(p for p in HALF if p != "bf16") if runs_fft(k.op for k in kernels) else HALF
 
 
 def _half_text(half: tuple[str, ...]) -> str:

@@ -144,10 +144,6 @@ def _batch_norm(training_arg: int | None) -> Callable[..., int]:
     return _raw(formula)
 
 
-def _zero(*args, out_val=None, **kwargs) -> int:
-    return 0
-
-
 def attention_flops(batch: int, heads: int, queries: int, keys: int, head_dim: int) -> int:
     """The two matmuls of scaled dot-product attention, ``4 B H L S E`` (see the module docstring)."""
     return 4 * batch * heads * queries * keys * head_dim
@@ -219,7 +215,8 @@ def _build() -> dict:
     formulas.update({getattr(aten, name): _raw(_scatter_add) for name in _SCATTER_ADD})
     formulas.update({aten.index_put: _raw(_index_put), aten.index_put_: _raw(_index_put)})
     formulas.update({getattr(aten, name): _per_input_element(1) for name in _REDUCTIONS})
-    formulas.update({getattr(aten, name): _raw(_zero) for name in _DATA_MOVEMENT if hasattr(aten, name)})
+    zero = _raw(lambda *args, out_val=None, **kwargs: 0)
+    formulas.update({getattr(aten, name): zero for name in _DATA_MOVEMENT if hasattr(aten, name)})
     return formulas
 
 

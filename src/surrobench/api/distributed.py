@@ -200,15 +200,6 @@ def distributed_run(
     return run_on_ranks(plan, parallel, db, rank_env, command=command)
 
 
-def _rank_facts(env: RankEnv, device: str) -> dict:
-    return {
-        "rank": env.rank,
-        "local_rank": env.local_rank,
-        "host": socket.gethostname(),
-        "device_uuid": device_uuid() if device == "cuda" else None,
-    }
-
-
 def _begin(
     request: SweepRequest,
     store: ResultStore | None,
@@ -220,7 +211,9 @@ def _begin(
     """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks; returns the run id,
     every rank's facts, and (on rank 0) the run's environment."""
     facts: list = [None] * env.world_size
-    dist.all_gather_object(facts, _rank_facts(env, request.device), group=groups.control)
+    uuid = device_uuid() if request.device == "cuda" else None
+    own = {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(), "device_uuid": uuid}
+    dist.all_gather_object(facts, own, group=groups.control)
     run_id, run_env = [None], None
     if env.rank == 0:
         run_env = run_environment(request)

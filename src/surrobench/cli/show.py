@@ -66,19 +66,13 @@ def show(
     title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
     for table in run_tables(record, title, width=console.width):
         console.print(table)
-    print_warnings(_interrupted_notes(record))
+    if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
+        short = record.short_of_rounds
+        rounds = f", {short} with fewer rounds than asked" if short else ""
+        print_warnings([f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"])
     if markdown is not None:
         write_output(markdown, run_markdown(record), "--markdown")
     write_json(json_out, record.to_json())
-
-
-def _interrupted_notes(record) -> list[str]:
-    """One line when ``record`` was interrupted: the configs it stored, and those with fewer rounds than asked."""
-    if not record.env.get("interrupted"):
-        return []
-    short = record.short_of_rounds
-    rounds = f", {short} with fewer rounds than asked" if short else ""
-    return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:

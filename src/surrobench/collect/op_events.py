@@ -87,15 +87,14 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
             owner = kernels.add(kernel.name, kernel.duration, *chain)
             claimed[kernel.name] += kernel.duration
             claimed_calls[kernel.name] += 1
-            if owner is None and is_metadata_op(e.name):  # outside any op: an unattributed row of the op table
+            # a metadata op's kernel: its enclosing op's (records.kernels), or outside any op an unattributed row
+            if owner != e.name and (owner is not None or is_metadata_op(e.name)):
                 rows.self_device[e.name] -= kernel.duration
                 rows.total_device[e.name] -= kernel.duration
-                continue
-            attributed[kernel.name] += kernel.duration
-            if owner is not None and owner != e.name:  # a metadata op's kernel: its enclosing op's (records.kernels)
-                rows.self_device[e.name] -= kernel.duration
-                rows.total_device[e.name] -= kernel.duration
+                if owner is None:
+                    continue
                 rows.self_device[owner] += kernel.duration
+            attributed[kernel.name] += kernel.duration
     durations = [(e.name, e.duration_us) for e in device]
     rows.add_unattributed(durations, attributed)
     _add_unclaimed(kernels, durations, claimed, claimed_calls, region_us, graphs)

@@ -114,22 +114,14 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
 #: ``estimate`` (a model of the evidence: FLOPs, bytes, launch gaps, counters; None when not computable).
 GAIN_KINDS = ("measured", "estimate")
 
+#: The verdicts of a remedy that ran and was judged: none of them is advised but ``faster``.
+JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
 #: The outcome of one remedy measured for a finding: ``faster``, ``slower`` and ``no-difference`` by the one rule
 #: (:meth:`surrobench.records.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
 #: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
 #: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
 #: ``not-measured`` (the budget ran out before it, or the budget was 0).
-MEASURED_VERDICTS = (
-    "faster",
-    "slower",
-    "no-difference",
-    "rejected-by-accuracy",
-    "failed",
-    "infeasible",
-    "not-measured",
-)
-#: The verdicts of a remedy that ran and was judged: none of them is advised but ``faster``.
-JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
+MEASURED_VERDICTS = (*JUDGED, "not-measured")
 
 
 def rel_l2_against(rel_l2: float, tolerance: float, relation: str = ">") -> str:

@@ -362,7 +362,9 @@ def compare_config(
         "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes)
         if all(r.extra.get(PEAK_OWN_KEY, True) for r in (base, new))
         else None,
-        "top_op_share_ratio": _top_op_ratio(base.top_op, new.top_op),
+        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share"))
+        if base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
+        else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
     settings = settings_note(base, new)
@@ -449,12 +451,6 @@ def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:
 
 def _ratio(new: float | None, base: float | None) -> float | None:
     return new / base if new is not None and base else None
-
-
-def _top_op_ratio(base: dict | None, new: dict | None) -> float | None:
-    if base and new and base.get("name") == new.get("name"):
-        return _ratio(new.get("share"), base.get("share"))
-    return None
 
 
 def _flatten(d: Mapping, prefix: str = "") -> dict[str, object]:

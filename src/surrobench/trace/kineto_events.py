@@ -138,8 +138,7 @@ class EventConverter:
     _kernels = _gpu
 
     def _memcpy(self, rows: Callable[[str], list]) -> dict:
-        cols = self._gpu(rows)
-        cols["bytes"] = np.maximum(self._ints(rows("bytes")), 0)
+        cols = self._memset(rows)
         kind_of, mem_of = {}, {}
         for name_id, name in zip(cols["name_id"].tolist(), rows("name")):
             if name_id not in kind_of:

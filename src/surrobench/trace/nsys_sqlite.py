@@ -24,33 +24,19 @@ _NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUP
 _NSYS_TABLES += ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME")
 
 
-def export_command(report: Path) -> list[str]:
-    """The ``nsys export`` command that turns ``report`` (.nsys-rep/.qdrep) into ``report.sqlite``."""
-    return [
-        "nsys",
-        "export",
-        "--type",
-        "sqlite",
-        "--force-overwrite",
-        "true",
-        "--output",
-        str(report.with_suffix(".sqlite")),
-        str(report),
-    ]
-
-
 def load_nsys_report(report: Path) -> Timeline:
     """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load it. Raises UsageError: no ``nsys`` (with the command), export failed."""
-    cmd = export_command(report)
+    out = report.with_suffix(".sqlite")  # nsys export's sqlite file
+    cmd = ["nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(out), str(report)]
     if shutil.which("nsys") is None:
         raise UsageError(
             f"{report}: nsys is not on PATH; export it where nsys is installed with "
             f"`{' '.join(cmd)}` and analyze the .sqlite file"
         )
     done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0 or not Path(cmd[-2]).exists():
+    if done.returncode != 0 or not out.exists():
         raise UsageError(f"{report}: `{' '.join(cmd)}` failed: {(done.stderr or done.stdout).strip()[-300:]}")
-    return load_nsys_sqlite(Path(cmd[-2]))
+    return load_nsys_sqlite(out)
 
 
 def load_nsys_sqlite(path: Path) -> Timeline:
