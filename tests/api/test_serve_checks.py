@@ -113,6 +113,41 @@ def test_a_model_that_raises_stops_serve_in_one_line_with_the_run_stored(tmp_pat
         _serve(RaisesOnTheThirdCall(), "20")  # no database: the same one line
 
 
+class FailsAfterTheFirstCall(nn.Module):
+    """Passes serve's check of a model object (the first call of any copy), then fails as ``failure`` says:
+    returns None, or calls sys.exit."""
+
+    calls = 0
+
+    def __init__(self, failure: str) -> None:
+        super().__init__()
+        self.conv, self.failure = nn.Conv2d(3, 1, 1), failure
+        type(self).calls = 0  # counted over the copies serve builds
+
+    def forward(self, x):
+        type(self).calls += 1
+        if type(self).calls == 1:
+            return self.conv(x)
+        if self.failure == "exit":
+            raise SystemExit(3)
+        return None
+
+
+@pytest.mark.parametrize(
+    "failure, error",
+    [("none", "ModelOutputError: model forward returned NoneType"), ("exit", "the model called sys.exit(3)")],
+)
+def test_a_forward_returning_none_or_exiting_stops_serve_as_a_raise_does(tmp_path, failure, error):
+    from surrobench.errors import Stopped
+    from surrobench.results.store import ResultStore
+
+    with pytest.raises(Stopped) as cut:
+        _serve(FailsAfterTheFirstCall(failure), "20", db=tmp_path / "s.db")
+    assert error in str(cut.value) and cut.value.partial.notes[-1].startswith("stopped by ")
+    with ResultStore(tmp_path / "s.db") as store:
+        assert store.run_state(cut.value.partial.run_id) == "interrupted"
+
+
 class NaNAfterTheWarmUp(nn.Module):
     """Finite on its first two calls (the first call and one warm-up), NaN from then on."""
 
@@ -136,3 +171,12 @@ def test_every_execution_setting_is_served_and_recorded():
     # matmul_precision reached the served config, but not its record
     record = _serve(nn.Conv2d(3, 1, 1), "20", matmul_precision="high")
     assert (record.workload["matmul_precision"], record.workload["threads"]) == ("high", 1)
+
+
+def test_a_model_object_that_calls_sys_exit_at_once_is_refused_in_one_line():
+    class Exits(nn.Module):
+        def forward(self, x):
+            raise SystemExit(3)
+
+    with pytest.raises(UsageError, match=r"forward fails on the inputs built for it \(1x3x8x8\): SystemExit: 3"):
+        _serve(Exits(), "20")

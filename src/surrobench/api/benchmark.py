@@ -266,7 +266,7 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
             output = step(0)
         except torch.OutOfMemoryError:
             return
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             raise UsageError(
                 f"model {spec}: forward fails on the inputs built for it ({shapes}): {reason}; give shapes= that "

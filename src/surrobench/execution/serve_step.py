@@ -20,7 +20,7 @@ from surrobench.errors import ModelError
 from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
-from surrobench.execution.runner import PreparedModel, check_output, config_step
+from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
 from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
 from surrobench.execution.timing import warm_up
 from surrobench.records.serve import padded_size, padded_sizes
@@ -84,15 +84,17 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
 
 @contextlib.contextmanager
 def _model_errors(cfg: ExecConfig) -> Iterator[None]:
-    """What the user's model raises (not surrobench's own errors) as one :class:`ModelError`."""
+    """What the user's model raises (sys.exit and an output that is no tensor too; not surrobench's own errors) as
+    one :class:`ModelError` naming ``cfg``."""
     try:
         yield
     except ModelError:
         raise
-    except Exception as exc:  # the model's code: any exception type
-        if type(exc).__module__.startswith("surrobench."):
+    except (Exception, SystemExit) as exc:  # the model's code: any exception type
+        if type(exc).__module__.startswith("surrobench.") and not isinstance(exc, ModelOutputError):
             raise
-        raise ModelError(f"{cfg.label()}: the model raised {one_line(exc)}") from exc
+        why = error_text(exc) if isinstance(exc, SystemExit) else one_line(exc)
+        raise ModelError(f"{cfg.label()}: the model raised {why}") from exc
 
 
 @contextlib.contextmanager
