@@ -12,6 +12,7 @@ recommended when :func:`~surrobench.results.serve_store.capacity_verdict` says `
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
+from surrobench.execution.failures import explain_failure
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
@@ -94,11 +96,10 @@ def capacity_search(
     """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``budget_s``: no candidate
     after the baseline starts once this many seconds have passed (those left are named in a note); the two
     verifying loads run after it. A verified capacity outside :data:`PREDICTION_NOTE_RATIO` of its prediction is
-    a note.
+    a note. A candidate that raises (SystemExit too) is recorded failed, its accuracy the
+    :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline ends the search, no recipe.
 
     Raises:
-        Exception: whatever ``evaluate`` raises for the baseline (nothing to compare against); a candidate's own
-            failure is recorded as an inaccurate candidate.
         Interrupted: Ctrl-C, or ``verify``'s Interrupted (its partial the serve run cut): ``partial`` the search so
             far, with the baseline's verified capacity if it finished and a last note naming what was cut.
     """
@@ -115,10 +116,9 @@ def capacity_search(
             return None
         try:
             got = evaluate(recipe)
-        except Exception as exc:  # a remedy that cannot run on this model is a candidate that failed
-            if against is None:
-                raise
-            candidates.append(CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+        except (Exception, SystemExit) as exc:  # a candidate (the baseline too) that cannot run on this model
+            line = explain_failure(exc, asked["workload"].get("device")).line
+            candidates.append(CapacityCandidate(recipe.name, {}, None, line))
             return candidates[-1]
         alike = {p: replace(p, max_wait_ms=0.0) if p.max_batch == 1 else p for p in policies}  # batch 1 never waits
         once = {p: predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in set(alike.values())}
@@ -134,6 +134,8 @@ def capacity_search(
 
     try:
         base = judge(Recipe(), None)
+        if base.accurate is None:  # nothing to compare against, as latency optimize's failed baseline
+            return replace(out, candidates=(base,), recipe=None, search_s=time.monotonic() - began)
         singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), measured["baseline"][1])) is not None]
         # stacked on the lead (the accurate single predicted highest that beats the baseline): every other accurate
         # remedy, kept when it wins against the stack below (tf32 helps under a CUDA graph, not when launch-bound)
@@ -246,12 +248,16 @@ def optimize_capacity(
         for r in candidate_remedies(cfg.device, thorough=thorough)
         if cfg.device in r.devices and (names is None or r.name in names)
     ]
-    prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-    reference, fp64, _ = reference_outputs(cfg, prepared)
     top_batch = max(p.max_batch for p in request.policies)
+
+    @functools.cache
+    def built() -> tuple:  # at the baseline's evaluate: a factory or forward that fails is the baseline's failure
+        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+        return prepared, *reference_outputs(cfg, prepared)[:2]
 
     def evaluate(recipe: Recipe) -> Evaluated:
         run_cfg = recipe.apply(cfg)
+        prepared, reference, fp64 = built()
         try:
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)

@@ -12,7 +12,7 @@ from surrobench.api.defaults import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEF
 from surrobench.cli.app import app
 from surrobench.cli.options import count_option, DbOpt, JsonOpt, MarkdownOpt, WorkloadOptions, flag, option_groups
 from surrobench.cli.options import command_line, exit_if_configs_failed, refuse_given, optimization_out, err_console
-from surrobench.errors import Interrupted
+from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
 
 RunOpt = typer.Option(
     None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
@@ -127,5 +127,7 @@ def optimize_command(
         optimization_out(cut.partial.to_json(), markdown, json_out, db)
         raise
     optimization_out(record.to_json(), markdown, json_out, db)
+    if capacity and record.baseline_failed:  # as a latency optimization's failed baseline
+        raise typer.Exit(EXIT_CONFIGS_FAILED)
     if not capacity:
         exit_if_configs_failed(tuple(entry.baseline for entry in record.configs))

@@ -381,7 +381,7 @@ class CapacityOptimization(schemas.Plain):
         verdict: the top against the baseline by :func:`surrobench.results.serve_store.capacity_verdict`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;
-            None in the partial record of an interrupted search (nothing was decided).
+            None in the partial record of an interrupted search, or when the baseline failed (nothing was decided).
         search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
         optimize_id, created: the id and UTC creation time it is stored under as an optimization (None: older).
     """
@@ -402,6 +402,11 @@ class CapacityOptimization(schemas.Plain):
     notes: tuple[str, ...] = ()
     optimize_id: str | None = None
     created: str | None = None
+
+    @property
+    def baseline_failed(self) -> bool:
+        """Whether the baseline could not run (its accuracy the error; no recipe)."""
+        return bool(self.candidates) and self.candidates[0].accurate is None
 
     def to_json(self) -> dict:
         """The ``surrobench/capacity-v1`` object (keys as the attributes)."""

@@ -1,0 +1,49 @@
+"""The capacity objective of optimize on a model that cannot run, and on options it does not use: a baseline that
+fails (factory, forward, NaN output, sys.exit) is recorded and stored as latency optimize records it (its
+:func:`~surrobench.execution.failures.explain_failure` line, exit 3), never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from surrobench.api.optimize import optimize
+from surrobench.api.compare import load
+
+ARGS = dict(shapes="8", device="cpu", threads=1, warmup=1, max_batch=1, max_wait_ms=0.0, duration_s=0.2)
+
+FAILING = {
+    "factory": ("def build():\n    raise RuntimeError('factory boom')\n", "factory build() raised RuntimeError"),
+    "forward": ("    def forward(self, x):\n        raise ValueError('forward boom')\n", "ValueError: forward boom"),
+    "nan": ("    def forward(self, x):\n        return x * float('nan')\n", "the model returned NaN/Inf"),
+    "exit": ("    def forward(self, x):\n        raise SystemExit(3)\n", "SystemExit: 3"),
+}
+
+
+def _model(tmp_path, failure: str) -> str:
+    body, _ = FAILING[failure]
+    text = (
+        body
+        if failure == "factory"
+        else f"import torch\nclass M(torch.nn.Module):\n{body}def build():\n    return M()\n"
+    )
+    (tmp_path / "bad.py").write_text(text)
+    return f"{tmp_path / 'bad.py'}:build"
+
+
+@pytest.mark.parametrize("failure", sorted(FAILING))
+def test_a_baseline_that_cannot_run_is_recorded_failed_and_stored(tmp_path, failure):
+    found = optimize(_model(tmp_path, failure), objective="capacity", p99_ms=50.0, db=tmp_path / "c.db", **ARGS)
+    (base,) = found.candidates
+    assert found.baseline_failed and base.accurate is None and FAILING[failure][1] in base.accuracy
+    assert found.recipe is None and found.baseline_run_id is None
+    assert load(found.optimize_id, db=tmp_path / "c.db")["candidates"][0]["accuracy"] == base.accuracy
+
+
+def test_the_command_exits_3_for_a_failed_baseline_as_latency_optimize_does(tmp_path, capsys):
+    common = ["optimize", "--model", _model(tmp_path, "forward"), "--shape", "8", "--device", "cpu", "--threads", "1"]
+    common += ["--db", str(tmp_path / "c.db")]
+    assert run_cli([*common, "--objective", "capacity", "--p99-ms", "50", "--max-batch", "1"]) == 3
+    out = capsys.readouterr().out
+    assert "baseline: failed (ValueError: forward boom)" in out and "Traceback" not in out
+    assert run_cli([*common, "--processes", "0", "--budget-s", "1"]) == 3
