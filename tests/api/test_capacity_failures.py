@@ -47,3 +47,25 @@ def test_the_command_exits_3_for_a_failed_baseline_as_latency_optimize_does(tmp_
     out = capsys.readouterr().out
     assert "baseline: failed (ValueError: forward boom)" in out and "Traceback" not in out
     assert run_cli([*common, "--processes", "0", "--budget-s", "1"]) == 3
+
+
+def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_is_passed(monkeypatch, capsys):
+    from surrobench.api import capacity as api_capacity
+    from surrobench.errors import UsageError
+
+    cli = ["optimize", "--model", "pinn-mlp", "--shape", "8", "--device", "cpu", "--objective", "capacity"]
+    cli += ["--p99-ms", "50"]
+    for unused in (["--rounds", "3"], ["--processes", "2"]):
+        assert run_cli([*cli, *unused]) == 2
+        assert f"so {unused[0]} does not apply" in capsys.readouterr().err
+    for unused in (dict(rounds=3), dict(processes=2)):
+        with pytest.raises(UsageError, match=f"^{next(iter(unused))} is not taken by the capacity objective"):
+            optimize("pinn-mlp", objective="capacity", p99_ms=50.0, **unused)
+    budgets = []
+
+    def planted(*_, budget_s, **__):
+        budgets.append(budget_s)
+        raise UsageError("planted")
+
+    monkeypatch.setattr(api_capacity, "capacity_search", planted)
+    assert run_cli([*cli, "--budget-s", "7", "--threads", "1"]) == 2 and budgets == [7.0]

@@ -58,16 +58,16 @@ def optimize(
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
             :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
-            keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
-            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object; ``thorough`` not
-            a bool; ``db`` not a path.
+            keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run``,
+            ``verify``, ``rounds`` or ``processes`` with it; an unknown ``run``; ``verify`` or ``processes`` with a
+            model object; ``thorough`` not a bool; ``db`` not a path.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report (or capacity optimization) judged so far.
     """
     if objective not in OBJECTIVES:
         raise UsageError.bad("objective", f"{objective!r}: choose {', '.join(OBJECTIVES)}")
     if objective == "capacity":
-        if run is not None or verify:
-            what = "run" if run is not None else "verify"
+        unused = dict(run=run is not None, verify=verify, rounds=rounds != DEFAULT_ROUNDS, processes=processes)
+        if what := next((name for name, given in unused.items() if given), None):
             raise UsageError.bad(
                 what, "is not taken by the capacity objective (it serves {model}'s one config)", others=("model",)
             )

@@ -104,9 +104,10 @@ def optimize_command(
 
     capacity = objective != "latency" or p99_ms is not None
     if capacity:
-        refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity searches a serving policy under load")
+        unused = {"run", "verify", "markdown", "rounds", "processes"}
+        refuse_given(ctx, unused, "--objective capacity searches a serving policy under load")
         kwargs = dict(objective=objective, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms)
-        kwargs.update(duration_s=duration_s)
+        kwargs.update(duration_s=duration_s, budget_s=budget_s)
     else:
         refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency times one call")
         kwargs = dict(run=run, budget_s=budget_s, rounds=rounds, verify=verify, processes=processes)
