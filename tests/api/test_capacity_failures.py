@@ -35,7 +35,7 @@ def _model(tmp_path, failure: str) -> str:
 def test_a_baseline_that_cannot_run_is_recorded_failed_and_stored(tmp_path, failure):
     found = optimize(_model(tmp_path, failure), objective="capacity", p99_ms=50.0, db=tmp_path / "c.db", **ARGS)
     (base,) = found.candidates
-    assert found.baseline_failed and base.accurate is None and FAILING[failure][1] in base.accuracy
+    assert base.accurate is None and FAILING[failure][1] in base.accuracy
     assert found.recipe is None and found.baseline_run_id is None
     assert load(found.optimize_id, db=tmp_path / "c.db")["candidates"][0]["accuracy"] == base.accuracy
 
@@ -69,3 +69,17 @@ def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_
 
     monkeypatch.setattr(api_capacity, "capacity_search", planted)
     assert run_cli([*cli, "--budget-s", "7", "--threads", "1"]) == 2 and budgets == [7.0]
+
+
+def test_remedies_latency_optimize_skips_as_infeasible_are_skipped_with_its_reason():
+    from torch import nn
+
+    only = "channels_last,threads=1"  # a 3-D input; the baseline's own --threads 1
+    args = dict(ARGS, shapes="1x4x8", only=only)
+    found = optimize(nn.Linear(8, 8), objective="capacity", p99_ms=1e-3, **args)  # infeasible target: no load
+    assert [c.recipe for c in found.candidates] == ["baseline"]
+    assert found.notes == (  # the reasons latency optimize gives (tune.bench.remedy_infeasible)
+        "channels_last: infeasible, not measured: channels_last applies to 4-D (B, C, H, W) inputs; this model's "
+        "inputs are 3-D",
+        "threads=1: infeasible, not measured: already part of the baseline config",
+    )

@@ -25,7 +25,7 @@ from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
-from surrobench.execution.runner import prepare_model
+from surrobench.execution.runner import config_inputs, prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import new_run_id
 from surrobench.records.run import created_now
@@ -34,7 +34,7 @@ from surrobench.records.serve import UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
 from surrobench.results.optimize_store import add_optimization
 from surrobench.results.serve_store import capacity_verdict
-from surrobench.tune.bench import free_device
+from surrobench.tune.bench import free_device, probe_forward, remedy_infeasible
 from surrobench.tune.request import remedy_names
 
 #: The policies searched when none are given: no batching, and batches of up to 4, 8 and 16 (the range the H200
@@ -92,9 +92,11 @@ def capacity_search(
     seed: int = 0,
     workload: dict | None = None,
     budget_s: float | None = None,
+    infeasible: Callable[[Remedy], str | None] = lambda remedy: None,
 ) -> CapacityOptimization:
-    """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``budget_s``: no candidate
-    after the baseline starts once this many seconds have passed (those left are named in a note); the two
+    """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``infeasible(remedy)``: why
+    a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured. ``budget_s``: no
+    candidate after the baseline starts once this many seconds have passed (those left are named in a note); the two
     verifying loads run after it. A verified capacity outside :data:`PREDICTION_NOTE_RATIO` of its prediction is
     a note. A candidate that raises (SystemExit too) is recorded failed, its accuracy the
     :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline ends the search, no recipe.
@@ -106,11 +108,13 @@ def capacity_search(
     began = time.monotonic()
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
     candidates: list[CapacityCandidate] = []
-    skipped: list[str] = []
+    skipped, notes = [], []  # remedies: past the budget; infeasible, with the reason
     asked = dict(workload=workload or {}, target_p99_ms=target_p99_ms, tolerance=tolerance)
     out = CapacityOptimization(**asked, candidates=(), top="baseline", recipe="baseline", search_s=0.0)
 
     def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate | None:
+        if len(recipe.remedies) == 1 and (why := infeasible(recipe.remedies[0])):  # as latency optimize skips it
+            return notes.append(f"{recipe.name}: infeasible, not measured: {why}")
         if against is not None and budget_s is not None and time.monotonic() - began >= budget_s:
             skipped.append(recipe.name)
             return None
@@ -160,7 +164,8 @@ def capacity_search(
         out = replace(out, candidates=tuple(candidates), top=top.recipe, infeasible=why)
         if skipped:
             skip = f"not tried, the {budget_s:g} s budget spent on the candidates before them: {', '.join(skipped)}"
-            out = replace(out, notes=(skip,))
+            notes.append(skip)
+        out = replace(out, notes=tuple(notes))
         if why is not None:
             return replace(out, search_s=time.monotonic() - began)
         base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
@@ -253,11 +258,16 @@ def optimize_capacity(
     @functools.cache
     def built() -> tuple:  # at the baseline's evaluate: a factory or forward that fails is the baseline's failure
         prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-        return prepared, *reference_outputs(cfg, prepared)[:2]
+        sets, probe = config_inputs(cfg, prepared), probe_forward(cfg, prepared)
+        return prepared, *reference_outputs(cfg, prepared)[:2], sets, probe
+
+    def infeasible(remedy: Remedy) -> str | None:  # latency optimize's rule, on the baseline its evaluate built
+        prepared, _, _, sets, probe = built()
+        return remedy_infeasible(remedy, cfg, prepared, sets, probe)
 
     def evaluate(recipe: Recipe) -> Evaluated:
         run_cfg = recipe.apply(cfg)
-        prepared, reference, fp64 = built()
+        prepared, reference, fp64, *_ = built()
         try:
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
@@ -289,7 +299,7 @@ def optimize_capacity(
     workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "device": cfg.device}
     with open_store(db):  # the database is checked (and migrated) before anything is measured
         pass
-    options = dict(tolerance=tolerance, seed=cfg.seed, workload=workload, budget_s=budget_s)
+    options = dict(tolerance=tolerance, seed=cfg.seed, workload=workload, budget_s=budget_s, infeasible=infeasible)
     ident = dict(optimize_id=new_run_id(), created=created_now())
     try:
         found = replace(capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options), **ident)

@@ -128,7 +128,7 @@ def optimize_command(
         optimization_out(cut.partial.to_json(), markdown, json_out, db)
         raise
     optimization_out(record.to_json(), markdown, json_out, db)
-    if capacity and record.baseline_failed:  # as a latency optimization's failed baseline
+    if capacity and record.candidates[0].accurate is None:  # its baseline failed, as a latency optimization's
         raise typer.Exit(EXIT_CONFIGS_FAILED)
     if not capacity:
         exit_if_configs_failed(tuple(entry.baseline for entry in record.configs))

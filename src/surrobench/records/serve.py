@@ -403,11 +403,6 @@ class CapacityOptimization(schemas.Plain):
     optimize_id: str | None = None
     created: str | None = None
 
-    @property
-    def baseline_failed(self) -> bool:
-        """Whether the baseline could not run (its accuracy the error; no recipe)."""
-        return bool(self.candidates) and self.candidates[0].accurate is None
-
     def to_json(self) -> dict:
         """The ``surrobench/capacity-v1`` object (keys as the attributes)."""
         return {"schema": schemas.CAPACITY, **super().to_json()}

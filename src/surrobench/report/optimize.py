@@ -271,6 +271,6 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
             lo, hi = bracket
             under = f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
             lines.append(f"{name} measured under load: {under} (serve run {run_id}){then}")
-    recipe = record.recipe or "none decided" + ("" if record.baseline_failed else " (interrupted)")
+    recipe = record.recipe or "none decided"  # the baseline failed, or the search was cut (its last note says so)
     lines.append(f"recipe: {recipe}; {searched}")
     return [*lines, *record.notes]

@@ -132,6 +132,20 @@ def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | Non
     return facts
 
 
+def remedy_infeasible(remedy: Remedy, cfg: ExecConfig, prepared: PreparedModel, sets, probe: ProbeFacts) -> str | None:
+    """:func:`~surrobench.analysis.feasibility.infeasible_reason` for baseline ``cfg`` (its ``probe``, input ``sets``)."""
+    precision = dict(remedy.settings).get("precision")
+    half = precision in HALF_PRECISIONS and cfg.device in remedy.devices
+    return infeasible_reason(
+        remedy,
+        cfg,
+        probe,
+        input_ranks=tuple(t.dim() for t in sets[0]),
+        shapes_change=len({tuple(t.shape for t in s) for s in sets}) > 1,
+        half_probe=probe_forward(cfg, prepared, precision) if half else None,
+    )
+
+
 #: The baseline's sizing round (:func:`round_size`): one warm-up call, then this many timed calls.
 SIZING_CALLS = 3
 
@@ -216,17 +230,7 @@ class DeviceBench:
         return cls(*fields, db, sizing=sizing)
 
     def infeasible(self, remedy: Remedy) -> str | None:
-        sets = self.baseline.input_sets
-        precision = dict(remedy.settings).get("precision")
-        half = precision in HALF_PRECISIONS and self.cfg.device in remedy.devices
-        return infeasible_reason(
-            remedy,
-            self.cfg,
-            self.probe,
-            input_ranks=tuple(t.dim() for t in sets[0]),
-            shapes_change=len({tuple(t.shape for t in s) for s in sets}) > 1,
-            half_probe=probe_forward(self.cfg, self.prepared, precision) if half else None,
-        )
+        return remedy_infeasible(remedy, self.cfg, self.prepared, self.baseline.input_sets, self.probe)
 
     def open(self, recipe: Recipe) -> Variant:
         return open_variant(recipe.apply(self.cfg), self.prepared)
