@@ -84,8 +84,7 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
 
 @contextlib.contextmanager
 def _model_errors(cfg: ExecConfig) -> Iterator[None]:
-    """What the user's model raises (sys.exit and an output that is no tensor too; not surrobench's own errors) as
-    one :class:`ModelError` naming ``cfg``."""
+    """What the user's model raises (sys.exit, an output of no tensor; not surrobench's errors) as one ModelError."""
     try:
         yield
     except ModelError:

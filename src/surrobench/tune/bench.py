@@ -136,14 +136,9 @@ def remedy_infeasible(remedy: Remedy, cfg: ExecConfig, prepared: PreparedModel, 
     """:func:`~surrobench.analysis.feasibility.infeasible_reason` for baseline ``cfg`` (its ``probe``, input ``sets``)."""
     precision = dict(remedy.settings).get("precision")
     half = precision in HALF_PRECISIONS and cfg.device in remedy.devices
-    return infeasible_reason(
-        remedy,
-        cfg,
-        probe,
-        input_ranks=tuple(t.dim() for t in sets[0]),
-        shapes_change=len({tuple(t.shape for t in s) for s in sets}) > 1,
-        half_probe=probe_forward(cfg, prepared, precision) if half else None,
-    )
+    probed = probe_forward(cfg, prepared, precision) if half else None
+    ranks, changes = tuple(t.dim() for t in sets[0]), len({tuple(t.shape for t in s) for s in sets}) > 1
+    return infeasible_reason(remedy, cfg, probe, input_ranks=ranks, shapes_change=changes, half_probe=probed)
 
 
 #: The baseline's sizing round (:func:`round_size`): one warm-up call, then this many timed calls.
