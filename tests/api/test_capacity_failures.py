@@ -49,12 +49,14 @@ def test_the_command_exits_3_for_a_failed_baseline_as_latency_optimize_does(tmp_
     assert run_cli([*common, "--processes", "0", "--budget-s", "1"]) == 3
 
 
-def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_is_passed(monkeypatch, capsys):
+def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_is_passed(
+    tmp_path, monkeypatch, capsys
+):
     from surrobench.api import capacity as api_capacity
     from surrobench.errors import UsageError
 
     cli = ["optimize", "--model", "pinn-mlp", "--shape", "8", "--device", "cpu", "--objective", "capacity"]
-    cli += ["--p99-ms", "50"]
+    cli += ["--p99-ms", "50", "--db", str(tmp_path / "c.db")]
     for unused in (["--rounds", "3"], ["--processes", "2"]):
         assert run_cli([*cli, *unused]) == 2
         assert f"so {unused[0]} does not apply" in capsys.readouterr().err
