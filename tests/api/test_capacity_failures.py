@@ -1,6 +1,7 @@
-"""The capacity objective of optimize on a model that cannot run, and on options it does not use: a baseline that
-fails (factory, forward, NaN output, sys.exit) is recorded and stored as latency optimize records it (its
-:func:`~surrobench.execution.failures.explain_failure` line, exit 3), never a traceback."""
+"""The capacity objective of optimize as latency optimize behaves: a baseline that cannot run (factory, forward,
+NaN output, sys.exit) is recorded failed and stored (its :func:`~surrobench.execution.failures.explain_failure`
+line, exit 3), never a traceback; options it does not use are refused, its budget passed; the remedies latency
+optimize finds infeasible are skipped with the same reason."""
 
 from __future__ import annotations
 
