@@ -77,7 +77,7 @@ def serve(
         None, "--html", help="Write the latency-throughput page (self-contained HTML) here."
     ),
 ) -> None:
-    """How much traffic one GPU takes: requests at open-loop rates through a dynamic batcher, P99 per rate.
+    """How much traffic one device (a GPU, or the CPU) takes: requests at open-loop rates through a dynamic batcher, P99 per rate.
 
     Offer one request (the batch-1 input of `run`) at a time to a dynamic batcher: per rate the offered and
     achieved rate, P50/P95/P99/max latency with intervals, queueing and compute shares, batch size, device
