@@ -134,6 +134,8 @@ def test_diagnose_with_the_system_pass_names_the_slow_function(tmp_path, monkeyp
         "--profile-active",
         "2",
         "--system",
+        "--measure-s",
+        "0",  # the system pass is what is tested: no remedy measured
         "--db",
         str(tmp_path / "r.db"),
         "--trace-out",
