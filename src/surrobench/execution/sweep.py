@@ -215,14 +215,11 @@ def check_input_size(
         raise UsageError.naming(text, ("shapes", batch_name)) from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
     if need > free:
-        detail = (
-            f": {where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the {_bytes_text(free)} "
-            + (
-                f"available; lower {{shapes}}, {{{batch_name}}} or {{input_sets}}"
-                if input_sets > 1
-                else f"available; lower {{shapes}} or {{{batch_name}}}"
-            )
+        lower = (
+            f"{{shapes}}, {{{batch_name}}} or {{input_sets}}" if input_sets > 1 else f"{{shapes}} or {{{batch_name}}}"
         )
+        detail = f": {where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the {_bytes_text(free)} "
+        detail += f"available; lower {lower}"
         raise UsageError.bad("shapes", detail, others=("shapes", batch_name, "input_sets"))
 
 

@@ -77,11 +77,11 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
     marks = ", ".join("?" * len(run_ids))
     rows = named(
         store.conn,
-        f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
-        " ORDER BY created",
-        (*run_ids, *run_ids),
+        f"SELECT report_json FROM optimizations WHERE (baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks}))"
+        " AND json_extract(report_json, '$.schema') IS NOT ? ORDER BY created",
+        (*run_ids, *run_ids, schemas.CAPACITY),
     ).fetchall()
-    return [d for row in rows if (d := _optimization(store, row["report_json"]))["schema"] != schemas.CAPACITY]
+    return [_optimization(store, row["report_json"]) for row in rows]
 
 
 def latest_optimized_config(
