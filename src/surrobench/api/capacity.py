@@ -114,7 +114,8 @@ def capacity_search(
 
     def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate | None:
         if len(recipe.remedies) == 1 and (why := infeasible(recipe.remedies[0])):  # as latency optimize skips it
-            return notes.append(f"{recipe.name}: infeasible, not measured: {why}")
+            notes.append(f"{recipe.name}: infeasible, not measured: {why}")
+            return None
         if against is not None and budget_s is not None and time.monotonic() - began >= budget_s:
             skipped.append(recipe.name)
             return None
