@@ -50,8 +50,15 @@ def test_roofline_verdicts_against_the_ridge():
 
 
 def test_unmeasured_precision_uses_its_stand_in():
-    assert H200_FALLBACK.peak_tflops("fp16") == H200_FALLBACK.peak_tflops("bf16") == 782.0
-    assert H200_FALLBACK.ridge_flop_per_byte("fp32") == pytest.approx(51e12 / 4184e9)
+    ceilings = Ceilings("dev", 1000.0, {"fp32": 50.0, "bf16": 780.0})
+    assert ceilings.peak_tflops("fp16") == ceilings.peak_tflops("bf16") == 780.0
+    assert ceilings.ridge_flop_per_byte("fp32") == pytest.approx(50e12 / 1000e9)
+
+
+def test_the_built_in_ceilings_judge_tf32_against_the_tensor_cores_not_the_fma_pipe():
+    # tf32 with no rate of its own stood in with fp32's (TF32 off): a tf32 GEMM then read 1.5x "its" peak on an H100
+    assert H200_FALLBACK.peak_tflops("tf32") > 4 * H200_FALLBACK.peak_tflops("fp32")
+    assert set(H200_FALLBACK.matmul_tflops) == {"fp32", "tf32", "fp16", "bf16"}
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,8 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, KernelCounters
 from surrobench.records.ops import OpTable, categorize
 
-#: What the H200 measured on 2026-11-30 (docs/sources.md, h200): device-to-device copy 4184 GB/s (read + write bytes),
-#: bf16 GEMM 8192^3 782 TFLOP/s, fp32 GEMM with TF32 off 51 TFLOP/s. fp16 and tf32 were not measured.
+#: ``surrobench calibrate`` on an H200, 2026-12-02 (docs/benchmarks/h200-counters.md): device-to-device copy 4122 GB/s
+#: (read + write bytes); 8192^3 GEMM fp32 (TF32 off) 50.5, tf32 400.2, fp16 732.6, bf16 762.7 TFLOP/s.
 H200_FALLBACK_NOTE = (
     "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
 )
@@ -50,7 +50,9 @@ def format_ridge(flop_per_byte: float) -> str:
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
 
 
-H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "", H200_FALLBACK_NOTE)
+H200_FALLBACK = Ceilings(
+    "NVIDIA H200", 4122.0, {"fp32": 50.5, "tf32": 400.2, "fp16": 732.6, "bf16": 762.7}, "", H200_FALLBACK_NOTE
+)
 
 
 def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
