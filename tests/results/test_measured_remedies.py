@@ -150,15 +150,18 @@ def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():
         {"candidates": [_cand("threads=1", "accepted", 2.0)], "recommended": ["threads=1"], "recipe": {}}
     )
     every_core = Clause("use every core", ("threads",), direction="up")
-    # the diagnosed config ran 4 threads (its extra["torch_threads"]; an optimize document stores no thread count)
-    assert cite_clause(every_core, entry, threads=4)[0].text == "use every core (threads unmeasured)"
+    # the diagnosed config ran 4 threads (its extra["torch_threads"]; an optimize document stores no thread count):
+    # fewer threads measured faster, so "use every core" is not advised against it
+    assert cite_clause(every_core, entry, threads=4) == (None, ["threads=1 2.00x [1.90, 2.10], faster the other way"])
     fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
     cited, _ = cite_clause(fewer, entry, threads=4)
     assert (
         cited.text == "torch.set_num_threads(1) (threads=1 measured 2.00x [1.90, 2.10])" and cited.direction == "down"
     )
     # the optimization's own threads setting is its baseline's count, over the diagnosed config's
-    assert cite_clause(every_core, {**entry, "settings": {"threads": 4}}, threads=1)[0].text.endswith("unmeasured)")
+    assert cite_clause(every_core, {**entry, "settings": {"threads": 4}}, threads=1)[0] is None
+    nothing = optimize_entry({"candidates": [], "recommended": [], "recipe": {}})
+    assert cite_clause(every_core, nothing, threads=4)[0].text == "use every core (threads unmeasured)"
 
 
 def test_an_infeasible_remedy_is_no_measurement_against_the_advice():

@@ -254,7 +254,8 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
 
 def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
     """threads=1 measured faster on a 4-thread baseline (down): not a measurement of memory_bound's "use every core"
-    (up); credited to the finding that says fewer threads, else a line of its own."""
+    (up), which is no longer advised against it; credited to the finding that says fewer threads, else a line of
+    its own."""
     from surrobench.records.findings import direction
     from surrobench.results.measured_remedies import unclaimed
 
@@ -265,13 +266,20 @@ def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
     assert MeasuredRemedy.from_json(fewer.to_json()) == fewer
     every_core = _finding("memory_bound", 5.0, Clause("use every core", ("threads",), direction="up"))
     alone = {f.kind: f for f in attach_measured([every_core], {LABEL: (fewer,)})}["memory_bound"]
-    assert alone.measured == () and alone.gain_kind == "estimate" and alone.action == "use every core"
+    assert alone.measured == () and alone.gain_kind == "estimate" and alone.remedies == ()
+    (said,) = alone.clauses
+    assert said.text == f"use every core: measured, not advised ({fewer.text()})" and said.remedies == ()
     assert unclaimed([alone], {LABEL: (fewer,)}) == [f"{LABEL}: {fewer.text()}: no finding's action points this way"]
     down = _finding("thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",), direction="down"))
     out = {f.kind: f for f in attach_measured([every_core, down], {LABEL: (fewer,)})}
     assert out["thread_oversubscription"].best_measured == fewer and out["memory_bound"].measured == ()
+    assert out["memory_bound"].remedies == ()  # "use every core" not advised beside fewer threads measured faster
     assert unclaimed(list(out.values()), {LABEL: (fewer,)}) == []
-    assert Finding.from_json(out["memory_bound"].to_json()).clauses == every_core.clauses  # the direction kept
+    assert Finding.from_json(every_core.to_json()).clauses == every_core.clauses  # the direction kept
+    # a count above the baseline's measured faster is cited by the clause, as any remedy
+    more = MeasuredRemedy("threads=8", "faster", 1.2, (1.1, 1.3), base, base / 6, direction="up")
+    up = {f.kind: f for f in attach_measured([every_core], {LABEL: (fewer, more)})}["memory_bound"]
+    assert up.best_measured == more and up.remedies == ("threads",)
 
 
 def test_savings_are_taken_on_one_step_when_the_baseline_drifts_between_windows():

@@ -92,7 +92,8 @@ def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
 
 def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
     """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests
-    was measured and none accepted (a stacked clause: when its stack was measured and is not faster). Also
+    was measured and none accepted, or accepted only moving the other way (``threads=1`` beside "use every core";
+    a stacked clause: when its stack was measured and is not faster). Also
     returns the not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
     if not clause.remedies:
         return clause, []
@@ -108,6 +109,8 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
             any_kept = True
         elif found:
             dropped += [_outcome(c) for c in found]
+        elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
+            dropped += [f"{c['name']} {_speed(c)}, faster the other way" for c in other_way]
         else:
             notes.append(f"{name} unmeasured")
             any_kept = True
@@ -181,11 +184,29 @@ def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> l
     ]
 
 
-def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]:
+def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
+    """The single measurements of ``clause``'s remedies that move against its :attr:`Clause.direction` and were
+    faster (``threads=1`` beside "use every core"): a clause with no faster measurement of its own is not advised
+    against them."""
+    wanted = frozenset(clause.remedies)
+    return [
+        m
+        for m in measured
+        if clause.direction and m.verdict == "faster" and "+" not in m.remedy and m.remedy_ids <= wanted
+        if m.direction not in (None, clause.direction)
+    ]
+
+
+def _rewrite(
+    clause: Clause, found: list[MeasuredRemedy], other_way: Sequence[MeasuredRemedy] = ()
+) -> tuple[Clause, bool]:
     """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
-    remedy it names was judged and none was faster, the clause as a statement that names no remedy, ``<text>:
-    measured, not advised (<each measurement>)`` (False: no longer advised). Module docstring."""
+    remedy it names was judged and none was faster, or one moving the other way was faster
+    (:func:`_the_other_way`), the clause as a statement that names no remedy, ``<text>: measured, not advised
+    (<each measurement>)`` (False: no longer advised). Module docstring."""
     faster = [m for m in found if m.verdict == "faster"]
+    if other_way and not faster:
+        return Clause(f"{clause.text}: measured, not advised ({'; '.join(m.text() for m in other_way)})"), False
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
         return Clause(f"{clause.text} ({best.text()})", clause.remedies, clause.stacked), True
@@ -197,24 +218,26 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]
     return (Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause), True
 
 
-def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
+def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequence[MeasuredRemedy] = ()) -> Finding:
     """``finding`` with its action rewritten from its config's ``measured`` (module docstring) and its remedies'
     measurements in :attr:`Finding.measured`; unchanged when none concerns it. Judged remedies not faster of a
-    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not advised``."""
+    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not advised``.
+    ``every``: all of the config's measurements (default ``measured``), read for those faster the other way."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
     for clause in finding.clauses:
         found = clause_measurements(clause, measured) if clause.remedies else []
         mine += [m for m in found if m not in mine]
-        if not found:
+        other_way = _the_other_way(clause, every or measured) if clause.remedies else []
+        if not found and not other_way:
             kept.append(clause)
             continue
-        rewritten, advised = _rewrite(clause, found)
+        rewritten, advised = _rewrite(clause, found, other_way)
         kept.append(rewritten)
         if advised:
             lost += [m.text() for m in found if m.verdict in JUDGED and m.verdict != "faster"]
-    if not mine:
+    if tuple(kept) == finding.clauses:
         return finding
     if lost:
         kept.append(Clause(f"measured, not advised: {'; '.join(dict.fromkeys(lost))}"))
@@ -246,7 +269,7 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             continue
         whose = owners([g for g in findings if g.config == f.config], measured[f.config])
         theirs = [m for m in measured[f.config] if m.remedy in whose and whose[m.remedy] is not f]
-        got = attach_one(f, [m for m in measured[f.config] if m not in theirs])
+        got = attach_one(f, [m for m in measured[f.config] if m not in theirs], measured[f.config])
         clauses = tuple(
             Clause(f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})", c.remedies, c.stacked)
             if c.remedies and not clause_measurements(c, got.measured) and (elsewhere := clause_measurements(c, theirs))
