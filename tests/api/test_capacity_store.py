@@ -5,6 +5,7 @@ before. Through the API on a tiny model, the search's candidates and loads plant
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -99,6 +100,20 @@ def test_an_interrupted_capacity_optimization_is_stored_partial(tmp_path, monkey
         assert find_optimization(store, partial.optimize_id) == json.loads(json.dumps(partial.to_json()))
     (listed,) = [r for r in history(db) if r.kind == "optimize"]
     assert (listed.run_id, listed.state, listed.device_name) == (partial.optimize_id, "interrupted", None)
+
+
+def test_a_capacity_optimization_whose_baseline_failed_is_listed_failed_not_interrupted(tmp_path):
+    from surrobench.records.serve import CapacityCandidate
+
+    db = tmp_path / "r.db"
+    failed = CapacityCandidate("baseline", {}, None, "RuntimeError: planted")
+    record = CapacityOptimization({"model": "fno2d"}, 5.0, 0.01, (failed,), "baseline", None, 1.0)
+    with ResultStore(db) as store:
+        add_optimization(store, record.to_json() | {"optimize_id": "c1", "created": "2026-12-01T11:00:00+00:00"})
+        cut = replace(record, candidates=(replace(failed, accurate=True, accuracy="planted"),))
+        add_optimization(store, cut.to_json() | {"optimize_id": "c2", "created": "2026-12-01T12:00:00+00:00"})
+    listed = {r.run_id: (r.state, r.n_configs, r.n_failed) for r in history(db)}
+    assert listed == {"c1": ("complete", 1, 1), "c2": ("interrupted", 1, 0)}
 
 
 def test_a_latency_optimization_beside_a_capacity_one_reads_as_before(tmp_path):

@@ -116,7 +116,8 @@ def optimization_summaries(
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
     baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
     a search cut short (or still running), else ``complete``. A capacity optimization is one config (its
-    ``workload``), on its baseline serve run's device, ``interrupted`` when it decided no recipe.
+    ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has no
+    accuracy verdict), else ``interrupted`` when it decided no recipe.
 
     Raises:
         UsageError: a stored row is not a valid document (:func:`_optimization`).
@@ -132,7 +133,12 @@ def optimization_summaries(
     for report_json, baseline_tag, device_name in rows:
         doc = _optimization(store, report_json)
         if doc["schema"] == schemas.CAPACITY:
-            doc |= {"configs": [doc["workload"]], "env": {"device_name": device_name}, "interrupted": not doc["recipe"]}
+            failed = doc["recipe"] is None and doc["candidates"][:1] and doc["candidates"][0]["accurate"] is None
+            doc |= {
+                "configs": [doc["workload"] | {"error": "the baseline failed"} if failed else doc["workload"]],
+                "env": {"device_name": device_name},
+                "interrupted": doc["recipe"] is None and not failed,
+            }
         own_tag = baseline_tag[: -len(_BASELINE_TAG)] if (baseline_tag or "").endswith(_BASELINE_TAG) else None
         own_tag = None if own_tag == "optimize" else own_tag  # the default when no tag was given
         if tag is not None and own_tag != tag:
