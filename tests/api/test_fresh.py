@@ -166,22 +166,31 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
 
     from surrobench.tune import fresh
 
-    marker = tmp_path / "child-stored"
+    marker, ready = tmp_path / "child-stored", tmp_path / "child-ready"
     child = (
         "import pathlib, signal, sys, time\n"
         f"def stop(*_): pathlib.Path({str(marker)!r}).write_text('interrupted'); sys.exit(130)\n"
         "signal.signal(signal.SIGINT, stop)\n"
-        "print('ready', flush=True)\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
         "time.sleep(60)\n"
     )
     monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", child])
     # a shell that starts the suite in the background has SIGINT ignored, and Python then keeps it ignored
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
-    timer.start()
+    up = threading.Event()
+
+    def interrupt_once_the_child_is_up():
+        while not ready.exists() and not up.wait(0.02):
+            pass
+        if not up.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    waiter = threading.Thread(target=interrupt_once_the_child_is_up, daemon=True)
+    waiter.start()
     with pytest.raises(KeyboardInterrupt):
         fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
-    timer.cancel()
+    up.set()
+    waiter.join()
     signal.signal(signal.SIGINT, previous)
     assert marker.read_text() == "interrupted"
 
