@@ -208,21 +208,23 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
     monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", child])
     # a shell that starts the suite in the background has SIGINT ignored, and Python then keeps it ignored
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    up = threading.Event()
+    returned = threading.Event()
 
     def interrupt_once_the_child_is_up():
-        while not ready.exists() and not up.wait(0.02):
+        while not ready.exists() and not returned.wait(0.02):
             pass
-        if not up.is_set():
+        if not returned.is_set():
             os.kill(os.getpid(), signal.SIGINT)
 
     waiter = threading.Thread(target=interrupt_once_the_child_is_up, daemon=True)
     waiter.start()
-    with pytest.raises(KeyboardInterrupt):
-        fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
-    up.set()
-    waiter.join()
-    signal.signal(signal.SIGINT, previous)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+    finally:
+        returned.set()
+        waiter.join()
+        signal.signal(signal.SIGINT, previous)
     assert marker.read_text() == "interrupted"
 
 
