@@ -42,18 +42,50 @@ def _request(spec: str, fresh_pairs: int, process_pairs: int = 0) -> OptimizeReq
     return OptimizeRequest((plan,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs, process_pairs=process_pairs)
 
 
-def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, monkeypatch):
+def test_the_search_times_its_recipe_in_a_pair_of_fresh_processes_too(tmp_path, monkeypatch):
+    """One real pair (each process imports torch, ~2 s on 2 shared cores); more pairs, alternating, are the test
+    below, its processes planted."""
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
     phases: list[str] = []
     with ResultStore(tmp_path / "o.db") as store:
-        report = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store, on_phase=phases.append)
+        report = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=1), store, on_phase=phases.append)
         (entry,) = report.configs
         tags = [store.load_run(run_id).tag for run_id in entry.recipe_process_run_ids]
-    # its own pairing and CONFIRM_WINDOWS in this process, then one window per pair of processes
+    # its own pairing and CONFIRM_WINDOWS in this process, then one window for the pair of processes
+    assert entry.recipe_windows == 1 + CONFIRM_WINDOWS + 1 and entry.recipe_process_windows == 1
+    assert tags == ["confirm:baseline", "confirm:recipe"]
+    assert entry.recipe_window_speedups[-1] > 5  # 6 ms against 0.3 ms in the new processes
+    assert any("include 1 of 1 pair(s) of fresh processes" in note for note in entry.notes)
+    recipe = report.to_json()["configs"][0]["recipe"]  # per process: this one, then the fresh one
+    assert recipe["process_windows"] == 1 and recipe["process_speedups"][1:] == recipe["window_speedups"][-1:]
+    # a minute of fresh processes is announced before it starts (no --verify: no second line)
+    assert phases == ["timing threads=1 and the baseline in up to 1 pair(s) of fresh processes (within the budget)"]
+
+
+def test_the_search_alternates_its_pairs_of_fresh_processes_and_pools_a_window_per_pair(tmp_path, monkeypatch):
+    """Two pairs, each process planted (the processes themselves are the test above): the baseline at 6 ms a
+    call, the recipe (threads=1) at 0.3 ms."""
+    from surrobench.tune import fresh
+
+    launched: list[str] = []
+
+    def one_run(config, tag, db, out, timeout_s):
+        launched.append(tag)
+        return [6.0 if tag.endswith("baseline") else 0.3] * 8, f"run-{len(launched)}"
+
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    phases: list[str] = []
+    report = optimize_plans(
+        _request("thread_bound.py:build", 0, process_pairs=2), ResultStore(":memory:"), on_phase=phases.append
+    )
+    (entry,) = report.configs
     assert entry.recipe_windows == 1 + CONFIRM_WINDOWS + 2 and entry.recipe_process_windows == 2
-    assert tags == ["confirm:baseline", "confirm:recipe", "confirm:recipe", "confirm:baseline"]
-    assert all(s > 5 for s in entry.recipe_window_speedups[-2:])  # 6 ms against 0.3 ms in the new processes
+    assert launched == ["confirm:baseline", "confirm:recipe", "confirm:recipe", "confirm:baseline"]
+    assert entry.recipe_process_run_ids == ("run-1", "run-2", "run-3", "run-4")
+    assert entry.recipe_window_speedups[-2:] == pytest.approx([20.0, 20.0])
     assert any("include 2 of 2 pair(s) of fresh processes" in note for note in entry.notes)
     doc = report.to_json()
     assert doc["configs"][0]["recipe"]["process_windows"] == 2
@@ -61,7 +93,6 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     assert len(recipe["process_speedups"]) == 3 and recipe["process_speedups"][1:] == recipe["window_speedups"][-2:]
     inside = recipe["windows"] - recipe["process_windows"]  # the line says what its interval is pooled over
     assert f"({inside} in this process, 2 in pairs of fresh processes)" in recipe_lines(doc["configs"][0])[0]
-    # a minute of fresh processes is announced before it starts (no --verify: no second line)
     assert phases == ["timing threads=1 and the baseline in up to 2 pair(s) of fresh processes (within the budget)"]
 
 
@@ -166,23 +197,34 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
 
     from surrobench.tune import fresh
 
-    marker = tmp_path / "child-stored"
+    marker, ready = tmp_path / "child-stored", tmp_path / "child-ready"
     child = (
         "import pathlib, signal, sys, time\n"
         f"def stop(*_): pathlib.Path({str(marker)!r}).write_text('interrupted'); sys.exit(130)\n"
         "signal.signal(signal.SIGINT, stop)\n"
-        "print('ready', flush=True)\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
         "time.sleep(60)\n"
     )
     monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", child])
     # a shell that starts the suite in the background has SIGINT ignored, and Python then keeps it ignored
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
-    timer.cancel()
-    signal.signal(signal.SIGINT, previous)
+    returned = threading.Event()
+
+    def interrupt_once_the_child_is_up():
+        while not ready.exists() and not returned.wait(0.02):
+            pass
+        if not returned.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    waiter = threading.Thread(target=interrupt_once_the_child_is_up, daemon=True)
+    waiter.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+    finally:
+        returned.set()
+        waiter.join()
+        signal.signal(signal.SIGINT, previous)
     assert marker.read_text() == "interrupted"
 
 
@@ -200,12 +242,22 @@ def build():
 
 def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, monkeypatch):
     """The fresh process exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
-    its run JSON."""
+    its run JSON. The recipe's process is real; the baseline's, before it, planted."""
+    from surrobench.tune import fresh
+
+    real_run = fresh._one_run
+
+    def one_run(config, tag, db, out, timeout_s):
+        if tag == "confirm:baseline":
+            return [1.0] * 6, "baseline-run"
+        return real_run(config, tag, db, out, timeout_s)
+
+    monkeypatch.setattr(fresh, "_one_run", one_run)
     (tmp_path / "picky.py").write_text(PICKY)
     monkeypatch.chdir(tmp_path)
     cfg = exec_config(model="picky.py:build")
     found = process_windows(cfg, replace(cfg, threads=1), pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
-    assert found.baseline_rounds == found.recipe_rounds == () and len(found.run_ids) == 1  # the baseline's run
+    assert found.baseline_rounds == found.recipe_rounds == () and found.run_ids == ("baseline-run",)
     assert found.error.startswith("confirm:recipe (run ") and "no recipe here" in found.error
 
 

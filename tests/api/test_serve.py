@@ -433,9 +433,11 @@ class _Sleepy(nn.Module):
 
 
 def test_serve_far_past_capacity_finishes_and_stores_the_failing_point(tmp_path):
+    """200 requests a second at a 20 ms service (50 a second at most): the 60 requests of the 0.3 s warm-up come
+    first, and the 1.0 s until the drain ends serves at most 51, one at a time: no measured request completes."""
     db = tmp_path / "r.db"
-    options = dict(rates=200, max_batch=1, duration_s=0.6, warmup_s=0.2, drain_s=0.1, min_requests=0)
-    record = serve(_Sleepy(0.05), arrival="constant", shapes="8", device="cpu", threads=1, warmup=1, db=db, **options)
+    options = dict(rates=200, max_batch=1, duration_s=0.6, warmup_s=0.3, drain_s=0.1, min_requests=0)
+    record = serve(_Sleepy(0.02), arrival="constant", shapes="8", device="cpu", threads=1, warmup=1, db=db, **options)
     (point,) = record.policies[0].points
     assert point.completed == 0 and point.passed is False and point.percentile(0.99).lower_bound
     assert [u.batch for u in record.unloaded] == [1]  # the unloaded stage is kept

@@ -46,6 +46,18 @@ def _stored_configs(db: Path) -> int:
         return 0
 
 
+def _judged_candidates(db: Path) -> int:
+    """The candidates of the optimize report stored in ``db`` so far (0 before the first verdict)."""
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db) as conn:
+            rows = conn.execute("SELECT report_json FROM optimizations").fetchall()
+    except sqlite3.OperationalError:  # the tables are not created yet
+        return 0
+    return sum(len(c["candidates"]) for (report,) in rows for c in json.loads(report)["configs"])
+
+
 def start_sleepy_run(tmp_path: Path, *extra: str, wait: bool = True) -> tuple[subprocess.Popen, Path, Path]:
     """``surrobench run`` of a model that sleeps 50 ms per forward, 4 configs of about 1 s each; returns
     the process once its first config is stored (at once when not ``wait``), with its database and JSON
@@ -124,12 +136,11 @@ def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):
     with open(err, "w") as stderr:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         deadline = time.monotonic() + 120
-        while "optimizing " not in err.read_text():  # the line printed as the config's search starts
+        while not _judged_candidates(db):  # optimize stores its report as each candidate is judged
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 pytest.fail(f"optimize ended or hung before its search: {err.read_text()[-2000:]}")
             time.sleep(0.05)
-        time.sleep(5)  # past the baseline (~1 s of 50 ms calls, longer on a loaded host), into the search
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert "SIGTERM: interrupted: 0 of 1 configs optimized, the last one in part" in err.read_text()

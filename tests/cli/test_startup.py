@@ -35,13 +35,17 @@ print(json.dumps({"code": code, "loaded": sorted(sys.modules)}), file=sys.stderr
 """
 
 
-def _loaded(args: list[str], cwd: Path) -> tuple[int, set[str]]:
-    """The exit code of ``surrobench ARGS`` in a fresh process and the top-level packages it imported."""
+def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    """``surrobench ARGS`` started in a fresh process (:func:`_loaded` reads it)."""
     env = {"PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
+    command = [sys.executable, "-c", _PROBE, *args]
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _loaded(proc: subprocess.Popen) -> tuple[int, set[str]]:
+    """The exit code of a process :func:`_start` started and the top-level packages it imported."""
+    _, err = proc.communicate(timeout=120)
+    report = json.loads(err.strip().splitlines()[-1])
     return report["code"], {name.split(".")[0] for name in report["loaded"]}
 
 
@@ -85,22 +89,35 @@ def _serve_record():
     return replace(serve_from_json(doc), policies=(result,))
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--version"],
-        ["--help"],
-        ["optimize", "--help"],
-        ["history", "--db", "runs.db"],
-        ["show", "base.json"],
-        ["show", "serve-run", "--db", "runs.db"],
-        ["compare", "base.json", "new.json"],
-        ["analyze", str(FIXTURES / "h200_tiny_mlp_b1.json.gz")],
-    ],
-    ids=lambda args: args[0],
-)
-def test_commands_without_a_model_do_not_import_torch(args, stored):
-    code, loaded = _loaded(args, stored)
+COMMANDS = [
+    ["--version"],
+    ["--help"],
+    ["optimize", "--help"],
+    ["history", "--db", "runs.db"],
+    ["show", "base.json"],
+    ["show", "serve-run", "--db", "runs.db"],
+    ["compare", "base.json", "new.json"],
+    ["analyze", str(FIXTURES / "h200_tiny_mlp_b1.json.gz")],
+]
+REPORT = ["report", "base.json", "new.json", "-o", "r.html"]
+
+
+@pytest.fixture(scope="module")
+def probed(stored) -> dict[tuple[str, ...], tuple[int, set[str]]]:
+    """Every case's process, started at once (each spends most of its ~0.8 s importing, on one core), read:
+    ``tuple(args)`` -> (exit code, top-level packages imported)."""
+    procs = {tuple(args): _start(args, stored) for args in [*COMMANDS, REPORT]}
+    try:
+        return {args: _loaded(proc) for args, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda args: args[0])
+def test_commands_without_a_model_do_not_import_torch(args, probed):
+    code, loaded = probed[tuple(args)]
     assert code in (0, None)
     assert "torch" not in loaded
     if args[0] in ("--version", "--help", "history", "show"):  # listing: no statistics, no plots
@@ -109,8 +126,8 @@ def test_commands_without_a_model_do_not_import_torch(args, stored):
         assert "numpy" not in loaded
 
 
-def test_report_of_run_files_draws_its_plots_without_torch(stored):
-    code, loaded = _loaded(["report", "base.json", "new.json", "-o", "r.html"], stored)
+def test_report_of_run_files_draws_its_plots_without_torch(stored, probed):
+    code, loaded = probed[tuple(REPORT)]
     assert code in (0, None)
     assert (stored / "r.html").stat().st_size > 0
     assert "torch" not in loaded and "matplotlib" in loaded
