@@ -187,7 +187,7 @@ def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_f
     monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
     monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, **k: budgets.append(budget) or ())
     labels = [LABEL, LABEL.replace("b1", "b2")]
-    results = [SimpleNamespace(label=lambda lb=lb: lb) for lb in labels]
+    results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
     plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cuda", model="m", seed=0), surrogates={"m": 0})
     findings = [_finding("launch_bound", 1.0, Clause("graph", ("cudagraph",)))]
     findings += [f.__class__(**{**f.__dict__, "config": labels[1]}) for f in findings]
@@ -295,3 +295,22 @@ def test_savings_are_taken_on_one_step_when_the_baseline_drifts_between_windows(
     assert found["cudagraph"].saved_ms > found["compile-reduce-overhead"].saved_ms
     launch = attach_measured(findings, {LABEL: measured})[0]
     assert launch.best_measured.remedy == "cudagraph"
+
+
+def test_savings_are_taken_on_the_timed_step_and_a_drifted_window_is_said():
+    from surrobench.records.findings import saved_ms
+    from surrobench.records.stats import LatencyStats
+    from surrobench.tune.advice import drift_note
+
+    speedups = {"cudagraph": 2.0, "compile-reduce-overhead": 1.5}
+    bench = PlantedBench(speedups)
+    trials = Trials(bench, bench.rounds, budget_s=3.0, budget_end=float("inf"), clock=PlantedClock())
+    got = measure_recipes(trials, recipes_to_measure([_findings()[0]], "cuda"), 1e-2, step_ms=3.0)
+    faster = [m for m in got if m.verdict == "faster"]
+    assert faster and all(m.saved_ms == pytest.approx(saved_ms(3.0, m.speedup)) for m in faster)
+    window = faster[0].baseline_ms  # the planted windows' baseline, BASELINE_MS
+    timed = LatencyStats.from_samples([window * 0.6, window * 0.6, window * 0.61])  # the timed step ran 0.6x
+    note = drift_note(got, timed)
+    assert note is not None and f"{window:.3g} ms" in note and "1.6" in note
+    assert drift_note(got, LatencyStats.from_samples([window * 0.99, window, window * 1.01])) is None
+    assert drift_note(got, None) is None

@@ -23,6 +23,7 @@ from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
 from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
+from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
@@ -92,12 +93,14 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
     )
 
 
-def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float) -> tuple[MeasuredRemedy, ...]:
+def measure_recipes(
+    trials: Trials, recipes: Sequence[Recipe], tolerance: float, step_ms: float | None = None
+) -> tuple[MeasuredRemedy, ...]:
     """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none).
-    Every ``saved_ms`` is taken on one step, the median of the windows' baselines: each speedup is paired within
-    its window, but a launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms on an H100,
-    docs/benchmarks/h200-measured-advice.md), and savings on different baselines would rank remedies against their
-    own speedups."""
+    Every ``saved_ms`` is taken on one step: ``step_ms`` (the timed step the diagnosis shows), else the median of
+    the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts between
+    windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and savings on
+    different baselines would rank remedies against their own speedups."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -118,8 +121,22 @@ def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float)
         trials.judged(result)
         out.append(measured_remedy(result, tolerance))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
-    step = statistics.median(steps) if steps else None  # one step for every saving: windows drift apart
+    step = step_ms or (statistics.median(steps) if steps else None)  # one step for every saving: windows drift
     return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None else m for m in out)
+
+
+def drift_note(got: Sequence[MeasuredRemedy], timed: LatencyStats | None) -> str | None:
+    """A note when the median of ``got``'s window baselines lies outside the ``timed`` step's 95% interval of the
+    median (the host drifted between the timing and the remedies' windows); None otherwise."""
+    steps = [m.baseline_ms for m in got if m.baseline_ms]
+    window = statistics.median(steps) if steps else None
+    if timed is None or window is None or timed.ci95_median[0] <= window <= timed.ci95_median[1]:
+        return None
+    low, high = timed.ci95_median
+    return (
+        f"the remedies' windows timed the baseline at {window:.3g} ms against the timed step's {timed.median:.3g} ms "
+        f"[{low:.3g}, {high:.3g}] ({window / timed.median:.2f}x): the host drifted; savings are taken on the timed step"
+    )
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
@@ -137,10 +154,12 @@ def measure_config(
     tolerance: float = DEFAULT_TOLERANCE,
     rounds: int = DEFAULT_ROUNDS,
     clock: Callable[[], float] = time.monotonic,
+    step_ms: float | None = None,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
-    start included), each with its :func:`~surrobench.records.findings.direction`; empty when none or ``budget_s``
-    is 0. Raises what :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
+    start included), each with its :func:`~surrobench.records.findings.direction`, savings on ``step_ms``
+    (:func:`measure_recipes`); empty when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises,
+    or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device)
     if not recipes or budget_s <= 0:
         return ()
@@ -152,7 +171,8 @@ def measure_config(
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
             return tuple(
-                replace(m, direction=direction(m.remedy, threads)) for m in measure_recipes(trials, recipes, tolerance)
+                replace(m, direction=direction(m.remedy, threads))
+                for m in measure_recipes(trials, recipes, tolerance, step_ms)
             )
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
@@ -197,12 +217,15 @@ def measure_findings(
             continue
         try:
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance)
+            step_ms = result.latency_ms.median if result.latency_ms else None
+            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, step_ms=step_ms)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
             continue
         if not got:
             continue
+        drift = drift_note(got, result.latency_ms)
+        notes += [f"{label}: {drift}"] if drift else []
         measured[label] = got
         left = [m.remedy for m in got if m.verdict == "not-measured"]
         notes.append(
