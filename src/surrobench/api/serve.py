@@ -244,13 +244,10 @@ def _needed_s(request: ServeRequest, rate_rps: float) -> float:
 
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
-    """Whether ``point``'s load was cut at :data:`MAX_STRETCH` times ``duration_s`` before ``min_requests``
-    requests arrived after the warm-up (an open-loop rate needing longer, a closed loop measuring fewer)."""
-    if request.min_requests <= 0:
-        return False
-    if point.target_rps is not None:
-        return _needed_s(request, point.target_rps) > MAX_STRETCH * request.duration_s
-    return point.concurrency is not None and point.requests < request.min_requests
+    """Whether ``point``'s load (a rate or a concurrency) was cut at :data:`MAX_STRETCH` times ``duration_s``
+    with fewer than ``min_requests`` requests arrived after the warm-up (counted, not expected)."""
+    loaded = point.target_rps is not None or point.concurrency is not None
+    return loaded and point.requests < request.min_requests
 
 
 def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
