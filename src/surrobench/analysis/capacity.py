@@ -73,8 +73,9 @@ def find_capacity(
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
     prediction. Going down, no rate below ``min_rps`` (:func:`sparse_rate`) is measured, and one failing there ends
     the search (sparser loads serve requests alone too); a :func:`flat_tail` turns it upward: rates doubling above
-    the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the flat tail's (a queue forms: no rate passes). Returns
-    the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
+    the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the flat tail's
+    (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`)
+    and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
