@@ -3,15 +3,20 @@ never preprocessing; page faults, threads beyond the free cores and denormals re
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
+import torch
+from torch import nn
 from gpu_terms import gpu_words
 from synthetic import config, latency_samples
 
 from surrobench.analysis.detect_host import PAGE_FAULTS_MIN_PER_STEP
 from surrobench.analysis.diagnose import diagnose_config, diagnose_run
 from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.execution import host_facts as host_facts_module
 from surrobench.analysis.op_families import OP_FAMILIES, family_actions, words
 from surrobench.records.findings import Finding
 from surrobench.records.ops import OpStat, OpTable, categorize
@@ -167,3 +172,30 @@ def test_profile_and_diagnose_read_one_fragmented_share():
     )
     (found,) = [f for f in diagnose_config(ev) if f.kind == "fragmented_ops"]
     assert found.evidence[0].value == pytest.approx(reading.share)
+
+
+def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(tmp_path, monkeypatch):
+    # the trial: 2 CPUs, 2 torch threads that kept 0.5 CPU busy, two other processes 0.9 each, a 1-minute load of
+    # 2.3: the load less our threads says 0.3; /proc/stat less our own CPU time says 1.8
+    hz, stat = os.sysconf("SC_CLK_TCK"), tmp_path / "stat"
+    monkeypatch.setattr(host_facts_module, "PROC_STAT", stat)
+    readings = iter(
+        [SimpleNamespace(user=1.0, system=0.0, elapsed=100.0), SimpleNamespace(user=5.5, system=0.5, elapsed=110.0)]
+    )
+    monkeypatch.setattr(host_facts_module.os, "times", lambda: next(readings))
+    stat.write_text(f"cpu  {10 * hz} 0 {5 * hz} {80 * hz} {hz} 0 0 0 0 0\ncpu0 1 2 3 4\n")
+    since = host_facts_module.cpu_times()
+    stat.write_text(f"cpu  {30 * hz} 0 {8 * hz} {90 * hz} {hz} 0 0 0 0 0\ncpu0 1 2 3 4\n")  # 23 s busy in 10 s
+    facts = host_facts_module.host_facts(nn.Linear(2, 2), (torch.ones(2),), since)
+    assert facts["other_cpus"] == pytest.approx(1.8)
+    host = {**facts, "torch_threads": 2, "usable_cpus": 2, "load_1m": 2.3}
+    (f,) = [f for f in diagnose_config(_evidence(result=_result(**host))) if f.kind == "thread_oversubscription"]
+    assert f.evidence[-1].value == pytest.approx(1.8) and "1 free core(s)" in f.summary
+    stat.unlink()  # no /proc: no reading, and the finding falls back to the load less our threads
+    assert host_facts_module.cpu_times() is None
+    (old,) = [
+        f
+        for f in diagnose_config(_evidence(result=_result(**{**host, "other_cpus": None})))
+        if f.kind == "thread_oversubscription"
+    ]
+    assert old.evidence[-1].value == pytest.approx(0.3)

@@ -14,10 +14,11 @@ import pytest
 from torch import nn
 
 from conftest import run_cli
+from synthetic import PlantedService
 
 from surrobench.analysis import capacity as capacity_module
 from surrobench.analysis.accuracy import AccuracyVerdict
-from surrobench.analysis.capacity import find_capacity, flat_tail, no_rate_found, predict_capacity
+from surrobench.analysis.capacity import find_capacity, flat_tail, no_rate_found, predict_capacity, sparse_rate
 from surrobench.analysis.serve_load import load_point, load_warnings
 from surrobench.api.capacity import Evaluated, capacity_search
 from surrobench.api.serve import search_notes, serve, serve_policy, serve_request, unloaded_by_size
@@ -176,15 +177,29 @@ def test_a_longer_idle_than_the_threshold_is_sampled_and_simulated(monkeypatch):
     assert predict_capacity(busy, ServePolicy(4, 1.0), 9.0) == predict_capacity(blind, ServePolicy(4, 1.0), 9.0) > 0
 
 
-def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load(monkeypatch):
+def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load_at_the_sparse_rate(monkeypatch):
     monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
-    service = IdleService(4.0, 0.1, slow=1.2, idle_ms=3.0, deep=3.0)
+    service = IdleService(4.0, 0.1, slow=1.2, idle_ms=3.0, deep=3.0)  # sparse requests: 14.8 ms, over 10
     unloaded = _unloaded(service, 1)
     request = serve_request(find_max=True, p99_ms=10.0, max_batch=1, max_wait_ms=0.0, duration_s=2.0, warmup_s=0.2)
     result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock, unloaded=unloaded)
     c = result.capacity
     assert c.predicted_rps == 0.0 and len(result.points) == len(c.steps) == 1 and not c.steps[0].passed
-    assert c.interval_rps == (0.0, 100.0) and c.infeasible is not None  # not halved down to nothing
+    assert c.interval_rps == (0.0, pytest.approx(sparse_rate(unloaded))) and "sparse enough" in c.infeasible
+
+
+def test_slow_back_to_back_samples_leave_the_sparse_rates_to_the_search(monkeypatch):
+    # the unloaded samples of a busy host: back to back and after a long idle 50 ms, isolated 5 ms; no simulated
+    # rate passes P99 <= 20 ms, but the service under load takes 5 ms: the search from the sparse rate finds one
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    unloaded = {1: UnloadedLatency(1, 3.0, (5.0,) * 20, (50.0,) * 20, 0.0, (50.0,) * 20)}
+    service = PlantedService(5.0)
+    request = serve_request(find_max=True, p99_ms=20.0, max_batch=1, max_wait_ms=0.0, duration_s=2.0, warmup_s=0.2)
+    assert predict_capacity(unloaded, ServePolicy(1, 0.0), 20.0) == 0.0
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 400.0, service.new_clock, unloaded=unloaded)
+    c = result.capacity
+    assert c.steps[0].rate_rps == pytest.approx(sparse_rate(unloaded)) == pytest.approx(20.0)
+    assert 20.0 < c.capacity_rps < c.failing_rps <= 200.0 and c.infeasible is None  # the 5 ms service saturates at 200
 
 
 def test_a_capacity_above_failing_sparse_rates_says_so():
@@ -199,14 +214,16 @@ def test_a_capacity_above_failing_sparse_rates_says_so():
     assert search_notes(request, (result,), _unloaded(IdleService(2.0, 0.1, slow=1.2, idle_ms=3.0), 1)) == ()
 
 
-def test_without_halving_a_passing_start_is_still_searched_upward():
+def test_no_rate_below_the_sparse_one_is_measured_and_a_passing_start_there_is_searched_upward():
     def measure(rate):
         return SimpleNamespace(p99_ms=1.0 if rate <= 300 else 99.0, passed=rate <= 300, target_rps=rate, completed=1)
 
-    found, _ = find_capacity(measure, 10.0, 100.0, halve=False)
+    found, _ = find_capacity(measure, 10.0, 100.0, min_rps=100.0)
     assert found.capacity_rps <= 300 < found.failing_rps and len(found.steps) > 2
-    cut, _ = find_capacity(measure, 10.0, 1000.0, halve=False)
+    cut, _ = find_capacity(measure, 10.0, 1000.0, min_rps=1000.0)
     assert cut.interval_rps == (0.0, 1000.0) and len(cut.steps) == 1
+    floored, _ = find_capacity(measure, 10.0, 1000.0, min_rps=700.0)  # halving from 1,000 stops at 700
+    assert [s.rate_rps for s in floored.steps] == [1000.0, 700.0] and floored.capacity_rps == 0.0
 
 
 def _truth(service: IdleService, policy: ServePolicy, target: float, requests: int = 8000) -> float:

@@ -13,6 +13,7 @@ from surrobench.api.benchmark import sweep_plan
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
+from surrobench.report.optimize import off_device
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import find_optimization
 from surrobench.tune import bench, config
@@ -285,7 +286,9 @@ def test_ctrl_c_before_the_first_window_keeps_the_sizing_round_and_every_candida
     assert [(c.name, c.verdict) for c in entry.candidates] == [("cudagraph", "infeasible")]
     assert entry.cut_short and entry.baseline.iters == bench.SIZING_CALLS
     assert "interrupted before the first timing window: no candidate timed" in entry.notes
-    assert entry.notes[-1] == "interrupted during the search: 1 candidate(s) judged, no recipe"
+    # cudagraph does not run on the CPU: listed as a completed run lists it (not for cpu), not counted as judged
+    assert entry.notes[-1] == "interrupted during the search: 0 candidate(s) judged, no recipe"
+    assert off_device(cut.value.partial.to_json()["configs"][0]) == ["cudagraph"]
 
 
 def test_ctrl_c_while_the_top_ops_are_profiled_keeps_the_finished_search(model_spec, tmp_path, monkeypatch):

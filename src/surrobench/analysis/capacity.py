@@ -12,8 +12,8 @@ on a wake that serves nothing, late wake-ups, service times that change under lo
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
-(:func:`infeasible_reason`); one where the simulation finds no passing rate, after one load at the start rate
-fails (``halve=False``); going down, once the P99 does not fall with the rate (:func:`flat_tail`).
+(:func:`infeasible_reason`). Going down, the search stops at the :func:`sparse_rate`, and once the P99 does not fall
+with the rate (:func:`flat_tail`); where the simulation finds no passing rate, it starts at the sparse rate.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ SIMULATED_FLOOR = 1e-2
 #: threshold: a queue's P99 falls steeply with the load, M/D/1 waiting ~ rho / (1 - rho); the eager FNO on an H100
 #: measured 5.63 ms P99 at 141 rps and 5.96 ms at 72.5 rps, docs/benchmarks/h200-capacity.md).
 FLAT_TAIL_STEP = 1.5
+#: At the sparse rate a batch-1 service is busy this share of the time: a Poisson arrival finds it busy as often
+#: (PASTA), so nine requests in ten are served alone (our own threshold).
+SPARSE_UTILISATION = 0.1
 
 
 def find_capacity(
@@ -56,7 +59,7 @@ def find_capacity(
     *,
     max_rps: float = float("inf"),
     factor: float = 2.0,
-    halve: bool = True,
+    min_rps: float = 0.0,
 ) -> tuple[Capacity, list[LoadPoint]]:
     """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
 
@@ -68,10 +71,11 @@ def find_capacity(
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass). Going
-    down, a :func:`flat_tail` turns it upward: rates doubling above the highest tried, until one passes (then
-    bracketed and bisected as above) or its P99 exceeds the flat tail's (a queue forms: no rate passes). Returns
-    the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
+    prediction. Going down, no rate below ``min_rps`` (:func:`sparse_rate`) is measured, and one failing there ends
+    the search (sparser loads serve requests alone too); a :func:`flat_tail` turns it upward: rates doubling above
+    the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the flat tail's
+    (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`)
+    and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -97,8 +101,8 @@ def find_capacity(
             if not passes(rate, "bound"):
                 hi = rate
         else:
-            hi, rate = rate, rate / factor
-            if not halve:
+            hi, rate = rate, max(rate / factor, min_rps)
+            if hi <= min_rps:
                 break
             if passes(rate, "bound"):
                 lo = rate
@@ -212,18 +216,22 @@ def flat_tail(steps: list[SearchStep] | tuple[SearchStep, ...]) -> tuple[SearchS
     return next(((s, last) for s in above if s.p99_ms is not None and s.p99_ms <= last.p99_ms), None)
 
 
-def no_rate_found(target_p99_ms: float, capacity: Capacity) -> str | None:
-    """Why a search that passed no rate ended: after one failing load, the simulation passed no rate down to
-    :data:`SIMULATED_FLOOR` of the full-batch bound (:func:`predict_capacity` 0); or the tail did not fall with
-    the load (:func:`flat_tail`). None when a rate passed or the search ended otherwise."""
+def sparse_rate(unloaded: dict[int, UnloadedLatency]) -> float:
+    """The rate (requests/s) that keeps the smallest batch's isolated median (plus its loop time) busy
+    :data:`SPARSE_UTILISATION` of the time."""
+    one = unloaded[min(unloaded)]
+    return SPARSE_UTILISATION / ((one.isolated_p50_ms + one.loop_ms) / 1e3)
+
+
+def no_rate_found(target_p99_ms: float, capacity: Capacity, sparse_rps: float = 0.0) -> str | None:
+    """Why a search that passed no rate ended: a load at or below ``sparse_rps`` (:func:`sparse_rate`) failed; or
+    the tail did not fall with the load (:func:`flat_tail`). None when a rate passed or the search ended otherwise."""
     steps, head = capacity.steps, f"no rate found for P99 <= {target_p99_ms:g} ms: "
     if capacity.capacity_rps or not steps or steps[-1].p99_ms is None:
         return None
-    if capacity.predicted_rps == 0.0 and len(steps) == 1:
-        return head + (
-            f"the simulation over the unloaded service times passed none down to {SIMULATED_FLOOR:.0%} of the "
-            f"full-batch rate, and a load at {steps[0].rate_rps:.4g} rps measured P99 {steps[0].p99_ms:.3g} ms"
-        )
+    if steps[-1].rate_rps <= sparse_rps:
+        sparse = f"{steps[-1].rate_rps:.4g} rps, sparse enough that nine requests in ten are served alone"
+        return head + f"a load at {sparse}, measured P99 {steps[-1].p99_ms:.3g} ms"
     flat = next((f for i in range(1, len(steps) + 1) if (f := flat_tail(steps[:i]))), None)
     if flat is None:
         return None

@@ -25,8 +25,7 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     sys, step = ev.system, ev.step_ms()
     if not _cpu(ev) or sys is None or not step or not sys.wall_ms:
         return None
-    faults = sys.counters.get("page-faults")
-    if not faults:
+    if not (faults := sys.counters.get("page-faults")):
         return None
     per_step = faults * step / sys.wall_ms
     stake_ms = per_step * PAGE_FAULT_US / 1e3
@@ -48,36 +47,30 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """More torch threads than usable CPUs, or than those less other processes' load (1-minute load less ours). No gain."""
-    if not _cpu(ev):
-        return None
-    extra = ev.result.extra
-    threads, usable, load = extra.get("torch_threads"), extra.get("usable_cpus"), extra.get("load_1m")
+    """More torch threads than usable CPUs, or than those less the CPUs other processes kept busy while the config
+    was timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads). No gain."""
+    extra = ev.result.extra if _cpu(ev) else {}
+    threads, usable, load, others = (extra.get(k) for k in ("torch_threads", "usable_cpus", "load_1m", "other_cpus"))
     if not threads or not usable:
         return None
-    others = max(load - threads, 0.0) if load is not None else 0.0
+    what = "CPUs other processes kept busy while it was timed" if others is not None else "1-minute load less ours"
+    others = max(load - threads, 0.0) if others is None and load is not None else others or 0.0
     free = max(int(usable - others), 1)
     if threads <= free:
         return None
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]
     if others:
-        text = f"load of other processes about {others:.1f}: {free} core(s) free"
-        evidence.append(Evidence("run", text, others, "load"))
+        evidence.append(Evidence("run", f"{what}: about {others:.1f}, {free} core(s) free", others, "load"))
     summary = f"{threads} torch threads for {free} free core(s)"
-    action = (
-        Clause(
-            f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",), direction="down"
-        ),
-    )
+    setting = f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure"
+    action = (Clause(setting, ("threads",), direction="down"),)
     severity = "medium" if threads > usable else "low"
     return Finding("thread_oversubscription", severity, summary, tuple(evidence), action, None, ev.label)
 
 
 def denormals(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Subnormal share of weights and inputs at least :data:`SUBNORMAL_SHARE_MIN` (``host_facts.subnormal_share``). No gain."""
-    if not _cpu(ev):
-        return None
-    share = ev.result.extra.get("subnormal_share")
+    share = ev.result.extra.get("subnormal_share") if _cpu(ev) else None
     if share is None or share < SUBNORMAL_SHARE_MIN:
         return None
     evidence = (Evidence("run", f"{share:.2%} of floating-point weight and input values subnormal", share, "fraction"),)

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
-from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity
+from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity, sparse_rate
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
@@ -48,8 +48,7 @@ from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_si
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.run import created_now
 
-#: Where the search starts without a prediction (an endpoint, or no rate passed in simulation): this fraction of
-#: the full-batch throughput bound, max_batch / service time of a full batch.
+#: Where an endpoint's search starts: this fraction of its throughput bound, 1 / its back-to-back median.
 START_FRACTION = 0.5
 __all__ = ["MAX_SEARCH_STEPS", "SEARCH_TOLERANCE", "find_capacity", "serve", "serve_policy", "serve_request"]
 
@@ -244,13 +243,10 @@ def _needed_s(request: ServeRequest, rate_rps: float) -> float:
 
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
-    """Whether ``point``'s load was cut at :data:`MAX_STRETCH` times ``duration_s`` before ``min_requests``
-    requests arrived after the warm-up (an open-loop rate needing longer, a closed loop measuring fewer)."""
-    if request.min_requests <= 0:
-        return False
-    if point.target_rps is not None:
-        return _needed_s(request, point.target_rps) > MAX_STRETCH * request.duration_s
-    return point.concurrency is not None and point.requests < request.min_requests
+    """Whether ``point``'s load (a rate or a concurrency) was cut at :data:`MAX_STRETCH` times ``duration_s``
+    with fewer than ``min_requests`` requests arrived after the warm-up (counted, not expected)."""
+    loaded = point.target_rps is not None or point.concurrency is not None
+    return loaded and point.requests < request.min_requests
 
 
 def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
@@ -341,8 +337,9 @@ def serve_policy(
 ) -> PolicyResult:
     """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()``: a fresh clock per
     load); ``on_point(point)`` per load point. A peak search given ``unloaded`` answers an infeasible target at
-    once, else brackets the predicted capacity (:mod:`surrobench.analysis.capacity`); without it (an endpoint) it
-    doubles or halves from ``request.rates[0]`` or ``start_rps``."""
+    once, else brackets the predicted capacity, or searches up from the sparse rate where none is predicted, never
+    below it (:mod:`surrobench.analysis.capacity`); without it (an endpoint) it doubles or halves from
+    ``request.rates[0]`` or ``start_rps`` (else unused)."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -373,7 +370,7 @@ def serve_policy(
         return PolicyResult(policy, (open_load(None),))
     if request.find_max:
         target = request.target_p99_ms
-        predicted, factor = None, 2.0
+        predicted, factor, sparse = None, 2.0, 0.0
         start = request.rates[0] if request.rates else start_rps
         if unloaded is not None:
             why = infeasible_reason(unloaded, target)
@@ -382,15 +379,15 @@ def serve_policy(
                 return PolicyResult(policy if request.url is None else None, (), every_rate_fails)
             if request.url is None:
                 predicted = predict_capacity(unloaded, policy, target, request.seed, request.arrival)
-            if predicted and not request.rates:
-                start, factor = predicted, PREDICTED_STEP
+                sparse = sparse_rate(unloaded)
+                if not request.rates:  # none simulated to pass: from the sparse end
+                    start, factor = (predicted, PREDICTED_STEP) if predicted else (sparse, factor)
         began = time.monotonic()
-        halve = predicted != 0.0 or bool(request.rates)  # none simulated to pass: one failing load answers
         capacity, points = find_capacity(
-            open_load, target, start, max_rps=max_rate_rps(request), factor=factor, halve=halve
+            open_load, target, start, max_rps=max_rate_rps(request), factor=factor, min_rps=sparse
         )
         capacity = replace(capacity, predicted_rps=predicted, search_s=time.monotonic() - began)
-        capacity = replace(capacity, infeasible=no_rate_found(target, capacity))
+        capacity = replace(capacity, infeasible=no_rate_found(target, capacity, sparse))
         return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 
@@ -578,21 +575,9 @@ def serve(
                             _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
-                        start = (
-                            START_FRACTION * policy.max_batch / (unloaded[policy.max_batch].back_to_back_p50_ms / 1e3)
-                        )
-                        mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
-                        checks = info.checks
-                        done.append(
-                            serve_policy(
-                                request,
-                                policy,
-                                service,
-                                start,
-                                on_point=lambda p: (checks.point_done(), point_done(p)),
-                                unloaded=mine,
-                            )
-                        )
+                        mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
+                        on = lambda p: (checks.point_done(), point_done(p))  # noqa: E731
+                        done.append(serve_policy(request, policy, service, 0.0, on_point=on, unloaded=mine))
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
                     model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS without it
@@ -12,7 +13,20 @@ if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS 
 
 #: Those that are readings of the host and the model, not settings of the config: compare leaves them out of
 #: the per-config settings that differ (:mod:`surrobench.results.compare`).
-HOST_READINGS = ("usable_cpus", "load_1m", "subnormal_share")
+HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
+#: The kernel's CPU time counters (proc(5)): the first line sums every CPU's, in clock ticks.
+PROC_STAT = Path("/proc/stat")
+
+
+def cpu_times() -> tuple[float, float, float] | None:
+    """(wall s, the host's busy CPU s: :data:`PROC_STAT`'s ``cpu`` line less idle and iowait, this process's CPU s)
+    now, from a fixed point; None where there is no such file."""
+    try:
+        ticks = [int(v) for v in PROC_STAT.read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    own = os.times()
+    return own.elapsed, (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
 
 
 def usable_cpus() -> int:
@@ -33,28 +47,24 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
     import torch
 
     tensors = [*module.parameters(), *module.buffers(), *(x for x in inputs if isinstance(x, torch.Tensor))]
-    count = subnormal = 0
+    floats = [t.detach() for t in tensors if t.is_floating_point()]
+    count = sum(t.numel() for t in floats)
     with torch.no_grad():
-        for t in tensors:
-            if not t.is_floating_point() or t.numel() == 0:
-                continue
-            a = t.detach().abs()
-            subnormal += int(((a > 0) & (a < torch.finfo(t.dtype).tiny)).sum())
-            count += t.numel()
+        subnormal = sum(int(((t != 0) & (t.abs() < torch.finfo(t.dtype).tiny)).sum()) for t in floats)
     return subnormal / count if count else 0.0
 
 
-def host_facts(module: "nn.Module", inputs) -> dict:
-    """``{"torch_threads", "usable_cpus", "load_1m", "subnormal_share"}`` now: torch's
-    intra-op threads, :func:`usable_cpus`, the 1-minute load average (None where the OS has none) and
-    :func:`subnormal_share` of ``module`` and ``inputs`` (a sequence of the forward's arguments)."""
+def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | None = None) -> dict:
+    """``{"torch_threads", "usable_cpus", "load_1m", "other_cpus", "subnormal_share"}``: torch's intra-op threads,
+    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), the CPUs other processes kept
+    busy on average since the :func:`cpu_times` reading ``since`` (the host's busy time less ours over the wall
+    time; None without both), :func:`subnormal_share` of ``module`` and ``inputs``."""
     import torch
 
     from surrobench.execution.env import host_load
 
-    return {
-        "torch_threads": torch.get_num_threads(),
-        "usable_cpus": usable_cpus(),
-        "load_1m": host_load()[0],
-        "subnormal_share": subnormal_share(module, inputs),
-    }
+    now, others = cpu_times(), None
+    if since is not None and now is not None and now[0] > since[0]:
+        others = max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
+    facts = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
+    return {**facts, "other_cpus": others, "subnormal_share": subnormal_share(module, inputs)}

@@ -121,6 +121,11 @@ def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
     return [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
 
 
+def off_device(device: str) -> set[str]:
+    """The remedies tried on ``device`` that do not run there (on the CPU, CUDA-only ones): infeasible, not judged."""
+    return {r.name for r in candidate_remedies(device, thorough=True) if device not in r.devices}
+
+
 @dataclass(frozen=True)
 class Recipe:
     """A stack of compatible remedies, in the order they were added."""

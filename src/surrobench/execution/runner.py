@@ -18,7 +18,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record
 from surrobench.execution.deadline import ConfigTimeout, deadline
-from surrobench.execution.host_facts import host_facts
+from surrobench.execution.host_facts import cpu_times, host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
@@ -71,9 +71,8 @@ class ModelOutputError(TypeError):
 def check_output(output) -> None:
     """Raise :class:`ModelOutputError` unless ``output`` is or holds a tensor."""
     if next(output_tensors(output), None) is None:
-        raise ModelOutputError(
-            f"model forward returned {type(output).__name__}, not a tensor (or a tuple, list or dict of tensors)"
-        )
+        kind = type(output).__name__
+        raise ModelOutputError(f"model forward returned {kind}, not a tensor (or a tuple, list or dict of tensors)")
 
 
 def input_specs(inputs: Inputs) -> tuple[InputSpec, ...]:
@@ -187,12 +186,13 @@ def _measure(
             if before_each is not None:
                 before_each()
 
+        since = cpu_times() if cfg.device == "cpu" else None
         samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, before, warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
         nonfinite = nonfinite or check_calls(step, range(len(input_sets)), calls, "end")
-        host = host_facts(prepared.module, input_sets[0]) if cfg.device == "cpu" else {}
+        host = host_facts(prepared.module, input_sets[0], since) if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     mutated = seen["mutated"]
@@ -237,8 +237,7 @@ def timed_result(
     if nonfinite:
         extra.update({**failure_extra(error, cfg.device), NONFINITE_KEY: nonfinite})
     if cfg.device == "cuda":
-        readings = gpu_readings() or {}
-        extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
+        extra["sm_clock_mhz"] = (gpu_readings() or {}).get("sm_clock_mhz")
     if samples.host_ms is not None:
         extra[HOST_SUBMIT_KEY] = float(np.median(samples.host_ms))
     return config_result(
@@ -329,11 +328,9 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
     samples_per_s = first.batch / (latency.median / MS_PER_S)
     if "alloc_retries" in first.extra:
         extra["alloc_retries"] = sum(r.extra.get("alloc_retries", 0) for r in rounds)
-    clocks = [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]
-    if clocks:
+    if clocks := [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]:
         extra["sm_clock_mhz"] = min(clocks)
-    submits = [r.extra[HOST_SUBMIT_KEY] for r in rounds if r.extra.get(HOST_SUBMIT_KEY) is not None]
-    if submits:
+    if submits := [r.extra[HOST_SUBMIT_KEY] for r in rounds if r.extra.get(HOST_SUBMIT_KEY) is not None]:
         extra[HOST_SUBMIT_KEY] = float(np.median(submits))
     return replace(
         first,

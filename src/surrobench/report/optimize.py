@@ -15,7 +15,7 @@ from rich.text import Text
 from surrobench.records.serve import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB, fmt
-from surrobench.execution.remedies import candidate_remedies
+from surrobench.execution import remedies
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.serve_tables import rps
@@ -184,15 +184,10 @@ def _terminal_table(
 
 
 def off_device(entry: dict) -> list[str]:
-    """The candidates of ``entry`` infeasible because their remedy does not run on the config's device (the
-    catalogue's ``devices``, :func:`surrobench.execution.remedies.candidate_remedies`: on the CPU, CUDA-only ones)."""
-    device = entry["device"]
-    devices = {r.name: r.devices for r in candidate_remedies(device, thorough=True)}
-    return [
-        c["name"]
-        for c in entry["candidates"]
-        if c["verdict"] == "infeasible" and c["name"] in devices and device not in devices[c["name"]]
-    ]
+    """The candidates of ``entry`` infeasible because their remedy does not run on the config's device
+    (:func:`surrobench.execution.remedies.off_device`)."""
+    off = remedies.off_device(entry["device"])
+    return [c["name"] for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] in off]
 
 
 def _verbatim(line: str) -> Text:

@@ -14,7 +14,7 @@ from surrobench.collect.child import config_to_json
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.remedies import candidate_remedies, compiles, run_flags
+from surrobench.execution.remedies import candidate_remedies, compiles, off_device, run_flags
 from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
@@ -51,10 +51,8 @@ def optimize_config(
     try:
         bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s, db)
     except Interrupted as cut:  # the baseline as its sizing round timed it, if it did
-        partial = (
-            _cut_short(cfg, request, cut.partial, (), (_SETUP_CUT, _SIZING_ONLY), started) if cut.partial else None
-        )
-        raise _interrupted(partial) from None
+        notes = (_SETUP_CUT, _SIZING_ONLY)
+        raise _interrupted(cut.partial and _cut_short(cfg, request, cut.partial, (), notes, started)) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc, cfg.device).line)
@@ -162,7 +160,8 @@ def _partial(search: Search, started: float) -> ConfigOptimization | None:
         notes += ("interrupted before the first timing window: no candidate timed", _SIZING_ONLY)
     else:
         return None
-    note = f"interrupted during the search: {len(search.done)} candidate(s) judged, no recipe"
+    judged = sum(c.name not in off_device(bench.cfg.device) for c in search.done)  # the off-device: not judged
+    note = f"interrupted during the search: {judged} candidate(s) judged, no recipe"
     return _cut_short(bench.cfg, bench.request, baseline, tuple(search.done), (*notes, note), started)
 
 
