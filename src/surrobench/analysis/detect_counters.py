@@ -263,17 +263,6 @@ def _compute(group, share, step: _Step) -> tuple:
     )
 
 
-def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
-    """The action for latency ``cause`` (:data:`_CAUSE_ACTIONS`, fusion only for mostly fusible kernels)."""
-    clause = _CAUSE_ACTIONS[cause]
-    alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
-    if cause not in FUSION_CAUSES:
-        return (clause, *alternative)
-    if _ms([k for k in kernels if k.counters.launch in step.chains]) < _ms(kernels) / 2:
-        return (Clause(_LIBRARY_ACTIONS[cause]),)
-    return (_compile_clause(clause.text, step), *alternative)
-
-
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:
     """ms ``kernels`` spend above the memory roof (duration less DRAM bytes / bandwidth); None without ceilings."""
     if ceilings is None or ceilings.unusable("fp32") is not None:
@@ -293,7 +282,14 @@ def _latency(group, share, step: _Step) -> tuple:
         "registers": f"{c.registers_per_thread} registers per thread, theoretical occupancy {c.theoretical_occupancy}",
         "shared_memory": f"{c.shared_mem_per_block_bytes} bytes of shared memory per block",
     }.get(cause, LATENCY_CAUSES[cause])
-    action = _cause_action(cause, cause_kernels, step)
+    clause = _CAUSE_ACTIONS[cause]
+    alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
+    if cause not in FUSION_CAUSES:
+        action = (clause, *alternative)
+    elif _ms([k for k in cause_kernels if k.counters.launch in step.chains]) < _ms(cause_kernels) / 2:
+        action = (Clause(_LIBRARY_ACTIONS[cause]),)  # fusion only for mostly fusible kernels
+    else:
+        action = (_compile_clause(clause.text, step), *alternative)
     return (
         "occupancy_bound",
         "medium" if share >= 0.3 else "low",

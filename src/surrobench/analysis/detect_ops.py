@@ -57,15 +57,6 @@ def _intensity_text(o, ridge: float) -> str:
     return f"{o.intensity:.2f} FLOP/byte < ridge {format_ridge(ridge)}"
 
 
-def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
-    """Copy ops whose time is mostly H2D transfer (timeline H2D ms >= half theirs): :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s."""
-    f = ev.facts
-    if f is None or f.h2d_ms <= 0:
-        return set()
-    copies = [o for o in ops if (family := family_of(o.name)) is not None and family.name == "copy/cast/cat"]
-    return {o.name for o in copies if f.h2d_ms >= 0.5 * o.time_ms}
-
-
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops below the ridge (or low-intensity); gain: time above the bandwidth roof; families' action. Where
     every one reaches under ``parallelism_bound_fraction`` of the roof, the summary says bandwidth is not the limit
@@ -82,8 +73,11 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        transfers = _transfer_ops(ev, ops)
-        ops = [o for o in ops if o.name not in transfers]
+        f = ev.facts  # copy ops whose time is mostly H2D transfer (H2D ms >= half theirs) are detect_gpu.h2d_transfer's
+        if f is not None and f.h2d_ms > 0:
+            copies = [o for o in ops if (family := family_of(o.name)) is not None and family.name == "copy/cast/cat"]
+            transfers = {o.name for o in copies if f.h2d_ms >= 0.5 * o.time_ms}
+            ops = [o for o in ops if o.name not in transfers]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"

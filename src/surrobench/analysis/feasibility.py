@@ -22,14 +22,6 @@ _DEVICE_REASONS = {
 _HALF_NAMES = {str(d).removeprefix("torch."): d for d in HALF_DTYPES}
 
 
-def _device_reason(remedy: Remedy, device: str) -> str | None:
-    if device in remedy.devices:
-        return None
-    need = "CUDA" if remedy.devices == ("cuda",) else "the CPU"
-    why = _DEVICE_REASONS.get(remedy.name, f"{remedy.summary} applies to {need}")
-    return f"needs {need}: {why}"
-
-
 def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
     half = [c for c in half_probe.ffts if c.dtype in _HALF_NAMES]
     if not half:
@@ -60,9 +52,9 @@ def infeasible_reason(
     half_probe: ProbeFacts | None = None,
 ) -> str | None:
     """Why ``remedy`` cannot help ``baseline`` (fp32 ``probe``, autocast ``half_probe``), or None."""
-    reason = _device_reason(remedy, baseline.device)
-    if reason:
-        return reason
+    if baseline.device not in remedy.devices:
+        need = "CUDA" if remedy.devices == ("cuda",) else "the CPU"
+        return f"needs {need}: {_DEVICE_REASONS.get(remedy.name, f'{remedy.summary} applies to {need}')}"
     if Recipe((remedy,)).apply(baseline) == baseline:
         return "already part of the baseline config"
     threads = dict(remedy.settings).get("threads")

@@ -21,7 +21,13 @@ def op_table_from_timeline(tl: Timeline) -> OpTable:
     owner = launching_op(tl, act.launch)
     owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
     parent, order = _parents(ops)
-    owner = _not_metadata(tl, owner, parent)
+    metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
+    if metadata.any():  # a metadata op's kernels go to its nearest enclosing op that is not one (-1: none)
+        owner = owner.copy()
+        moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
+        while moving.any():
+            owner[moving] = parent[owner[moving]]
+            moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
     self_cpu, total_device = ops.dur_ns / 1e3, self_device.copy()
@@ -118,20 +124,6 @@ def _module_paths(tl: Timeline, act: GpuActivity) -> tuple[list[str | None], boo
                 stack.pop()
             paths[i] = stack[-1][2] if stack else None
     return paths, True
-
-
-def _not_metadata(tl: Timeline, owner: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """``owner`` with each metadata op replaced by its nearest enclosing op that is not one (-1: none)."""
-    ops = tl.cpu_ops
-    metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
-    if not metadata.any():
-        return owner
-    owner = owner.copy()
-    moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
-    while moving.any():
-        owner[moving] = parent[owner[moving]]
-        moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
-    return owner
 
 
 def _parents(ops) -> tuple[np.ndarray, np.ndarray]:

@@ -157,20 +157,15 @@ def collectives(tl: Timeline, act: GpuActivity) -> Collectives:
     if len(rg):
         return Collectives("gloo", rg.start_ns, rg.end_ns, rg.start_ns, rg.name_id, rg.rank)
     ops = tl.cpu_ops.take(tl.name_mask(tl.cpu_ops.name_id, HOST_COLLECTIVE_OP.search))
-    ops = ops.take(_top_level(ops.start_ns, ops.end_ns, ops.rank, ops.tid))
-    if len(ops):
-        return Collectives("c10d", ops.start_ns, ops.end_ns, ops.start_ns, ops.name_id, ops.rank)
-    empty = np.empty(0, dtype=np.int64)
-    return Collectives("", empty, empty, empty, empty.astype(np.int32), empty.astype(np.int32))
-
-
-def _top_level(start: np.ndarray, end: np.ndarray, rank: np.ndarray, tid: np.ndarray) -> np.ndarray:
-    """Bool mask of rows not contained in an earlier row of the same (rank, thread); rows sorted by start."""
-    keep = np.ones(start.size, dtype=bool)
-    reach: dict[tuple[int, int], int] = {}
-    for i, (s, e, r, t) in enumerate(zip(start.tolist(), end.tolist(), rank.tolist(), tid.tolist())):
+    keep, reach = np.ones(len(ops), dtype=bool), {}  # rows (sorted by start) not inside an earlier one of their thread
+    rows = zip(ops.start_ns.tolist(), ops.end_ns.tolist(), ops.rank.tolist(), ops.tid.tolist())
+    for i, (s, e, r, t) in enumerate(rows):
         if s < reach.get((r, t), -1):
             keep[i] = False
         else:
             reach[(r, t)] = e
-    return keep
+    ops = ops.take(keep)
+    if len(ops):
+        return Collectives("c10d", ops.start_ns, ops.end_ns, ops.start_ns, ops.name_id, ops.rank)
+    empty = np.empty(0, dtype=np.int64)
+    return Collectives("", empty, empty, empty, empty.astype(np.int32), empty.astype(np.int32))

@@ -525,20 +525,15 @@ class TraceFacts:
     stream_waits: float
 
 
-def _model_sync_rows(tl: Timeline) -> np.ndarray:
-    """Rows of ``tl.api_calls`` that are the model's synchronizing calls (module docstring)."""
-    api = tl.api_calls
-    rows = np.flatnonzero(call_mask(tl, SYNC_CALLS))
-    fwd = tl.ranges.take(tl.name_mask(tl.ranges.name_id, FORWARD_RANGES.__contains__))
-    if len(fwd) == 0:
-        return rows[[bool(c) for c in host_op_chains(tl, rows)]] if rows.size else rows
-    return rows[enclosing_top_level(fwd, api.rank[rows], api.tid[rows], api.start_ns[rows]) >= 0]
-
-
 def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
     """The per-step facts of ``tl``, whose :func:`~surrobench.analysis.timeline.analyze_timeline` is ``report``."""
     steps = max(len(tl.steps), 1)
-    syncs = _model_sync_rows(tl)
+    api, rows = tl.api_calls, np.flatnonzero(call_mask(tl, SYNC_CALLS))  # the model's syncs (module docstring)
+    fwd = tl.ranges.take(tl.name_mask(tl.ranges.name_id, FORWARD_RANGES.__contains__))
+    if len(fwd) == 0:
+        syncs = rows[[bool(c) for c in host_op_chains(tl, rows)]] if rows.size else rows
+    else:
+        syncs = rows[enclosing_top_level(fwd, api.rank[rows], api.tid[rows], api.start_ns[rows]) >= 0]
     sync_gap_ns = report.gaps.sync_gap_ns(syncs) if report.gaps else 0
     ops = Counter(c for c in host_op_chains(tl, syncs) if c)
     cp = tl.memcpy

@@ -7,7 +7,6 @@ later rooflines read above the peak.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import torch
@@ -84,17 +83,6 @@ def check_threads(device: str, threads: int | None) -> int | None:
     return threads
 
 
-@contextlib.contextmanager
-def _torch_threads(threads: int | None):
-    saved = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(saved)
-
-
 def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
@@ -145,13 +133,18 @@ def calibrate(
     busy = busy_host_warning(*loads[0], threads or torch.get_num_threads()) if device == "cpu" else None
     if busy and not force:
         raise CalibrationRefused([busy], {})
-    with _torch_threads(threads):
+    saved = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
         calibration = measure_ceilings(
             device,
             matmul_n=sizes["matmul_n"] if matmul_n is None else matmul_n,
             copy_mib=sizes["copy_mib"] if copy_mib is None else copy_mib,
             iters=iters,
         )
+    finally:
+        torch.set_num_threads(saved)
     loads.append(host_load())
     problems = check_calibration(calibration, device, loads, threads or torch.get_num_threads())
     if problems and not force:

@@ -139,19 +139,6 @@ def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> Se
         return load_serve(store, store.resolve_run_id(str(ref)))
 
 
-def _compare_serve(base: ServeRecord | None, new: ServeRecord | None, refs: tuple, gate: bool) -> ComparedServeRuns:
-    """The capacity comparison of two serve runs (the branch of :func:`compare_pair` for serve runs)."""
-    if base is None or new is None:
-        serve_side, other = ("BASE", "NEW") if base is not None else ("NEW", "BASE")
-        other_ref = refs[1] if base is not None else refs[0]
-        raise UsageError(
-            f"{serve_side} is a serve run and {other} ({str(other_ref)!r}) is not: compare serve runs with serve runs"
-        )
-    if gate:
-        raise UsageError.bad("gate", "gates run configs; two serve runs compare their capacity only")
-    return ComparedServeRuns(base, new, compare_capacity(base, new))
-
-
 def compare_pair(
     base: RunRef | ServeRecord,
     new: RunRef | ServeRecord,
@@ -177,9 +164,16 @@ def compare_pair(
         if gate:
             raise UsageError.bad("gate", "gates run configs; two versus files compare their speedups only")
         return compare_versus(base, new)
-    serve = load_serve_run(base, db), load_serve_run(new, db)
-    if any(s is not None for s in serve):
-        return _compare_serve(*serve, (base, new), gate)
+    base_serve, new_serve = load_serve_run(base, db), load_serve_run(new, db)
+    if base_serve is not None or new_serve is not None:  # two serve runs: their capacities
+        if base_serve is None or new_serve is None:
+            serve_side, other, other_ref = ("BASE", "NEW", new) if base_serve is not None else ("NEW", "BASE", base)
+            raise UsageError(
+                f"{serve_side} is a serve run and {other} ({str(other_ref)!r}) is not: compare serve runs with serve runs"
+            )
+        if gate:
+            raise UsageError.bad("gate", "gates run configs; two serve runs compare their capacity only")
+        return ComparedServeRuns(base_serve, new_serve, compare_capacity(base_serve, new_serve))
     base_run, new_run = load_run(base, db), load_run(new, db)
     if gate:
         check_gate_inputs(base_run, new_run)

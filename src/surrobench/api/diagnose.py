@@ -445,17 +445,6 @@ def _perf_label(report: dict) -> str:
     return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
 
 
-def _diagnose_ranks(
-    files: list[Path], th: Thresholds, system: SystemView | None, workers: int | None, dask_scheduler: str | None
-) -> Diagnosis:
-    """The diagnosis of several rank traces, each rank in a worker; a system view describes one process only."""
-    if system is not None:
-        raise UsageError.bad("system", f": a system view describes one process, not {len(files)} rank traces")
-    result = analyze_rank_traces(files, th, workers=workers, dask_scheduler=dask_scheduler)
-    context = {"traces": [str(f) for f in files], "cross_rank": result.cross_rank.to_dict()}
-    return Diagnosis(result.findings, context, f"diagnosis of {len(files)} rank traces", cross_rank=result.cross_rank)
-
-
 def refuse_workload(given: Sequence[str], *, trace: bool) -> None:
     """Raises UsageError naming the parameters ``given`` that describe a workload to run (``iters``,
     ``system_pass``, ...): a ``trace`` (else a stored run) is diagnosed as recorded."""
@@ -519,8 +508,13 @@ def diagnose(
     if trace is not None:
         paths = [trace] if isinstance(trace, (str, Path)) else list(trace)
         rank_files = rank_trace_set([Path(p) for p in paths])
-        if rank_files is not None:
-            return _diagnose_ranks(rank_files, thresholds, system, workers, dask_scheduler)
+        if rank_files is not None:  # several rank traces, each rank in a worker
+            n = len(rank_files)
+            if system is not None:
+                raise UsageError.bad("system", f": a system view describes one process, not {n} rank traces")
+            result = analyze_rank_traces(rank_files, thresholds, workers=workers, dask_scheduler=dask_scheduler)
+            context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
+            return Diagnosis(result.findings, context, f"diagnosis of {n} rank traces", cross_rank=result.cross_rank)
         trace = paths[0]
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")

@@ -64,8 +64,18 @@ def measure(
     several = bool(nproc or devices is not None or rank_env is not None)
     check_parallel(parallel, several=several)
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
-    if several:
-        return _on_ranks(plan, db, parallel, rank_env, command, nproc=nproc, devices=devices)
+    if several:  # the run with its warnings, each about a row named by its rank
+        if plan.request.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
+            raise UsageError.bad("timeout_s", "in a multi-process run: not supported; use the launcher's time limit")
+        if db is None:
+            raise UsageError.bad("db", ": a multi-process run's ranks store into one database file; give one")
+        record = distributed_run(
+            plan, parallel, Path(db), rank_env=rank_env, command=command, nproc=nproc, devices=devices
+        )
+        if record is None:  # a rank other than 0
+            return None
+        named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
+        return Profile(record, warnings=tuple(sweep_warnings(named, record.env.get("torch_threads"))))
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
 
@@ -76,19 +86,6 @@ def refuse_profiling_on_ranks(nproc: int, devices: list[int] | None) -> None:
     if nproc or devices is not None or detect_rank_env() is not None:
         detail = f"{several}: a profiler runs in one process; profile one rank's config, or wrap the launcher in it"
         raise UsageError.bad("then", detail, others=("nproc", "devices"))
-
-
-def _on_ranks(plan: SweepPlan, db, parallel: str, rank_env, command, **ranks) -> Profile | None:
-    """``measure`` over several processes: the run with its warnings, each about a row named by its rank."""
-    if plan.request.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
-        raise UsageError.bad("timeout_s", "in a multi-process run: not supported; use the launcher's time limit")
-    if db is None:
-        raise UsageError.bad("db", ": a multi-process run's ranks store into one database file; give one")
-    record = distributed_run(plan, parallel, Path(db), rank_env=rank_env, command=command, **ranks)
-    if record is None:  # a rank other than 0
-        return None
-    named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
-    return Profile(record, warnings=tuple(sweep_warnings(named, record.env.get("torch_threads"))))
 
 
 def perf(

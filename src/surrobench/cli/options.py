@@ -338,17 +338,6 @@ def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
     return f"{exc}: {exc.what} {exc.record_id} is kept in {str(kept)!r}; once the database can be written: {again}"
 
 
-def _new_file_mode(path: Path) -> int:
-    """The permission bits ``path`` should have after it is replaced: its own when it exists, else what
-    ``open(path, "w")`` would give a new file, ``0o666`` less the process umask (POSIX ``open(2)``)."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)  # the only portable way to read it: set and restore at once
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write_output(path: Path | None, text: str, flag: str) -> None:
     """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file is
     replaced through a temporary file beside it with the mode ``open()`` would give it; a device, a pipe or a
@@ -372,7 +361,12 @@ def _write_output(path: Path, text: str, flag: str) -> None:
             with open(path, "ab") as stream:  # appended: truncating would cut what a redirected stdout holds
                 stream.write(data)
             return
-        mode = _new_file_mode(target)
+        try:  # the permission bits it keeps: its own, else what open(path, "w") gives a new file (POSIX open(2))
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)  # the only portable way to read it: set and restore at once
+            os.umask(umask)
+            mode = 0o666 & ~umask  # 0o666 less the process umask
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, mode)  # mkstemp makes it 0600

@@ -81,24 +81,20 @@ def run(
             console.print(rich_escape(f"trace: {report.label()}: {report.trace_path}"), soft_wrap=True)
     print_warnings(done.warnings)
     print_stored(db, record.run_id)
-    if profile == "none" and "world_size" not in record.env and any(r.status == "ok" for r in record.results):
-        _next_steps(workload, db)
-    exit_if_configs_failed(record.results)
-
-
-def _next_steps(workload: WorkloadOptions, db: Path) -> None:
-    """The diagnose and optimize commands of the same workload, after a run of one model at one shape as an fp32
-    eager baseline with no other setting (optimize's starting point)."""
+    # next: the diagnose and optimize commands of the same workload, after a run of one model at one shape as an
+    # fp32 eager baseline with no other setting (optimize's starting point)
     model, shape = workload.model.strip(), workload.shape.strip()
     settings = (*(getattr(workload, name) for name in EXEC_SETTINGS), workload.cudnn_benchmark)
-    if "," in model or "," in shape or (workload.precision, workload.mode) != ("fp32", "eager") or any(settings):
-        return
-    words = ["--model", model, "--shape", shape, "--batch", workload.batch]
-    words += ["--device", workload.device] if workload.device != "auto" else []
-    words += ["--db", str(db)] if db != Path(DEFAULT_DB) else []
-    same, me = rich_escape(shlex.join(words)), rich_escape(invoked_as())  # as typed: .venv/bin/surrobench
-    console.print(
-        f"next: [bold]{me} diagnose {same}[/] says where the time goes; "
-        f"[bold]{me} optimize {same}[/] finds what makes it faster",
-        soft_wrap=True,
-    )
+    baseline = "," not in model and "," not in shape and (workload.precision, workload.mode) == ("fp32", "eager")
+    ok = profile == "none" and "world_size" not in record.env and any(r.status == "ok" for r in record.results)
+    if ok and baseline and not any(settings):
+        words = ["--model", model, "--shape", shape, "--batch", workload.batch]
+        words += ["--device", workload.device] if workload.device != "auto" else []
+        words += ["--db", str(db)] if db != Path(DEFAULT_DB) else []
+        same, me = rich_escape(shlex.join(words)), rich_escape(invoked_as())  # as typed: .venv/bin/surrobench
+        console.print(
+            f"next: [bold]{me} diagnose {same}[/] says where the time goes; "
+            f"[bold]{me} optimize {same}[/] finds what makes it faster",
+            soft_wrap=True,
+        )
+    exit_if_configs_failed(record.results)

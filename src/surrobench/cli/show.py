@@ -60,35 +60,29 @@ def show(
     if isinstance(record, dict):
         optimization_out(record, markdown, json_out, db)
         return
-    if isinstance(record, ServeRecord):
-        _show_serve(record, markdown, json_out)
-        return
-    title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
-    for table in run_tables(record, title, width=console.width):
-        console.print(table)
-    if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
-        short = record.short_of_rounds
-        rounds = f", {short} with fewer rounds than asked" if short else ""
-        print_warnings([f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"])
+    if isinstance(record, ServeRecord):  # as serve prints it: tables, the best policy, the notes
+        from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
+
+        tables = serve_tables(record, width=console.width)
+        console.print(rich_escape(f"serve run {record.run_id} on {record.env.get('device_name')}: {record.label()}"))
+        for table in tables:
+            console.print(table)
+        if not tables:
+            console.print("no load measured")
+        line = best_line(record)
+        if line:
+            console.print(rich_escape(line))
+        print_warnings(record.notes)
+        as_markdown = serve_markdown
+    else:
+        title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
+        for table in run_tables(record, title, width=console.width):
+            console.print(table)
+        if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
+            short = record.short_of_rounds
+            rounds = f", {short} with fewer rounds than asked" if short else ""
+            print_warnings([f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"])
+        as_markdown = run_markdown
     if markdown is not None:
-        write_output(markdown, run_markdown(record), "--markdown")
-    write_json(json_out, record.to_json())
-
-
-def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
-    """A serve record as ``serve`` prints it (tables, the best policy, the notes), its markdown and its JSON."""
-    from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
-
-    tables = serve_tables(record, width=console.width)
-    console.print(rich_escape(f"serve run {record.run_id} on {record.env.get('device_name')}: {record.label()}"))
-    for table in tables:
-        console.print(table)
-    if not tables:
-        console.print("no load measured")
-    line = best_line(record)
-    if line:
-        console.print(rich_escape(line))
-    print_warnings(record.notes)
-    if markdown is not None:
-        write_output(markdown, serve_markdown(record), "--markdown")
+        write_output(markdown, as_markdown(record), "--markdown")
     write_json(json_out, record.to_json())

@@ -115,7 +115,15 @@ def ops_from_kineto(result, *, use_device: bool) -> list[OpEvent]:
             elif linked.device_type == "CPU":
                 linked.thread = ev.thread
     events.sort(key=lambda ev: (ev.start_ns, -ev.end_ns))
-    _add_memory(events, mem_ns, mem_cpu, mem_dev)
+    if mem_ns:  # each CPU event's bytes allocated (less freed) by the memory records in [start_ns, end_ns]
+        order = sorted(range(len(mem_ns)), key=mem_ns.__getitem__)
+        at = [mem_ns[i] for i in order]
+        cpu = [0, *accumulate(mem_cpu[i] for i in order)]
+        dev = [0, *accumulate(mem_dev[i] for i in order)]
+        for ev in events:
+            if ev.device_type == "CPU":
+                lo, hi = bisect.bisect_left(at, ev.start_ns), bisect.bisect_right(at, ev.end_ns)
+                ev.cpu_memory_usage, ev.device_memory_usage = cpu[hi] - cpu[lo], dev[hi] - dev[lo]
     _link_parents(events)
     events = _remove_duplicate_nodes(events)
     _totals(events, use_device)
@@ -137,20 +145,6 @@ def _rewrite(name: str) -> str:
 
     name = torch._C._demangle(name) if len(name) > 1 else name
     return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
-
-
-def _add_memory(events: list[OpEvent], mem_ns: list[int], mem_cpu: list[int], mem_dev: list[int]) -> None:
-    """Each CPU event's bytes allocated (less freed) by the memory records in ``[start_ns, end_ns]``."""
-    if not mem_ns:
-        return
-    order = sorted(range(len(mem_ns)), key=mem_ns.__getitem__)
-    at = [mem_ns[i] for i in order]
-    cpu = [0, *accumulate(mem_cpu[i] for i in order)]
-    dev = [0, *accumulate(mem_dev[i] for i in order)]
-    for ev in events:
-        if ev.device_type == "CPU":
-            lo, hi = bisect.bisect_left(at, ev.start_ns), bisect.bisect_right(at, ev.end_ns)
-            ev.cpu_memory_usage, ev.device_memory_usage = cpu[hi] - cpu[lo], dev[hi] - dev[lo]
 
 
 def _link_parents(events: list[OpEvent]) -> None:

@@ -77,7 +77,14 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
             region_us.update({k.name: k.duration for k in e.kernels})
         if _is_device_event(e) or e.name in annotations or e.is_async:
             continue
-        _add_op(rows, e, on_device)
+        rows.calls[e.name] += 1  # the op event's calls, times, memory and input shapes
+        rows.self_device[e.name] += e.self_device_time_total
+        rows.total_device[e.name] += e.device_time_total
+        rows.self_cpu[e.name] += e.self_cpu_time_total
+        rows.mem[e.name] += e.device_memory_usage if on_device else e.cpu_memory_usage
+        rows.self_mem[e.name] += e.self_device_memory_usage if on_device else e.self_cpu_memory_usage
+        if e.input_shapes:
+            rows.shapes[e.name][str(e.input_shapes)] += 1
         outer = _outermost(getattr(e, "cpu_parent", None), annotations, top)
         if outer is not None:
             rows.inside[e.name][outer] += e.self_cpu_time_total
@@ -112,18 +119,6 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
         has_memory=True,
     )
     return table, kernels.finish(active_steps=active_steps, source="profiler")
-
-
-def _add_op(rows: OpRows, e, on_device: bool) -> None:
-    """One op event's calls, times, memory and input shapes into ``rows``."""
-    rows.calls[e.name] += 1
-    rows.self_device[e.name] += e.self_device_time_total
-    rows.total_device[e.name] += e.device_time_total
-    rows.self_cpu[e.name] += e.self_cpu_time_total
-    rows.mem[e.name] += e.device_memory_usage if on_device else e.cpu_memory_usage
-    rows.self_mem[e.name] += e.self_device_memory_usage if on_device else e.self_cpu_memory_usage
-    if e.input_shapes:
-        rows.shapes[e.name][str(e.input_shapes)] += 1
 
 
 def _add_unclaimed(kernels: KernelRows, durations, claimed, claimed_calls, region_us, graphs: bool) -> None:

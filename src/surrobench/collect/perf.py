@@ -258,7 +258,8 @@ def sample_config(
     if svg.is_file():
         try:
             python_spots = parse_flamegraph_svg(svg.read_text())[0]
-            spots += [s for s in python_spots if not _trunk(s)][:top]
+            trunk = [s.share >= TRUNK_SHARE and (s.self_share or 0.0) < TRUNK_SELF_MAX for s in python_spots]
+            spots += [s for s, t in zip(python_spots, trunk) if not t][:top]
         except (ValueError, ET.ParseError) as exc:
             run.child["warnings"].append(f"py-spy flame graph unreadable: {exc}")
     if data.is_file():
@@ -267,11 +268,6 @@ def sample_config(
         report = subprocess.run(argv, capture_output=True, text=True)
         spots += parse_perf_report(report.stdout)[:top]
     return tuple(spots), run
-
-
-def _trunk(spot: HostHotspot) -> bool:
-    """A frame on (nearly) every sample's stack but (almost) never running itself: the flame graph's trunk."""
-    return spot.share >= TRUNK_SHARE and (spot.self_share or 0.0) < TRUNK_SELF_MAX
 
 
 @dataclass(frozen=True)

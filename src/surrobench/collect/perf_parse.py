@@ -67,12 +67,6 @@ class CounterSummary:
     branch_miss_rate: float | None = None
 
 
-def _base_event(name: str) -> str:
-    if "/" in name:  # hybrid PMUs: cpu_core/cycles/
-        name = name.strip("/").split("/")[-1]
-    return name.split(":")[0]
-
-
 def parse_stat_csv(text: str) -> list[CounterReading]:
     """The counter lines of ``perf stat -x,`` output; comments, blank and message lines are skipped."""
     readings = []
@@ -80,7 +74,10 @@ def parse_stat_csv(text: str) -> list[CounterReading]:
         parts = line.split(",")
         if line.startswith("#") or len(parts) < 5:
             continue
-        raw, event, pct = parts[0].strip(), _base_event(parts[2].strip()), parts[4].strip()
+        raw, event, pct = parts[0].strip(), parts[2].strip(), parts[4].strip()
+        if "/" in event:  # hybrid PMUs: cpu_core/cycles/
+            event = event.strip("/").split("/")[-1]
+        event = event.split(":")[0]
         running = float(pct) / 100 if pct else None
         if raw.startswith("<"):
             status = NOT_SUPPORTED if "supported" in raw else NOT_COUNTED

@@ -46,20 +46,6 @@ def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def _config_patches() -> list:
-    """``config.patch`` context managers turning the caches on in modules already imported (which read the
-    environment at import)."""
-    patches = []
-    inductor = sys.modules.get("torch._inductor.config")
-    if inductor is not None:
-        wanted = {"fx_graph_cache": True, "autotune_local_cache": True}
-        patches.append(inductor.patch({k: v for k, v in wanted.items() if hasattr(inductor, k)}))
-    functorch = sys.modules.get("torch._functorch.config")
-    if functorch is not None and hasattr(functorch, "enable_autograd_cache"):
-        patches.append(functorch.patch(enable_autograd_cache=True))
-    return patches
-
-
 @contextmanager
 def shared_compile_cache() -> Iterator[dict[str, str]]:
     """For the block, this process compiles into the cache of :func:`cache_env` with its variables in the
@@ -69,8 +55,15 @@ def shared_compile_cache() -> Iterator[dict[str, str]]:
     os.environ.update(added)
     try:
         with ExitStack() as patches:
-            for patch in [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches():
-                patches.enter_context(patch)
+            # config.patch turns the caches on in modules already imported (which read the environment at import)
+            if os.environ.get(FORCE_DISABLE) != "1":
+                inductor = sys.modules.get("torch._inductor.config")
+                if inductor is not None:
+                    wanted = {"fx_graph_cache": True, "autotune_local_cache": True}
+                    patches.enter_context(inductor.patch({k: v for k, v in wanted.items() if hasattr(inductor, k)}))
+                functorch = sys.modules.get("torch._functorch.config")
+                if functorch is not None and hasattr(functorch, "enable_autograd_cache"):
+                    patches.enter_context(functorch.patch(enable_autograd_cache=True))
             yield cache_env(os.environ)
     finally:
         for k, v in saved.items():

@@ -79,23 +79,6 @@ def first_slurm_host(nodelist: str) -> str:
     return match.group(1) + (match.group(2) or "")
 
 
-def _rendezvous_env(env: RankEnv) -> None:
-    """Fill the variables ``init_process_group(init_method="env://")`` reads where srun did not."""
-    if env.launcher != "srun":
-        return
-    os.environ.setdefault("RANK", str(env.rank))
-    os.environ.setdefault("WORLD_SIZE", str(env.world_size))
-    os.environ.setdefault("LOCAL_RANK", str(env.local_rank))
-    if "MASTER_ADDR" not in os.environ:
-        nodes = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
-        if not nodes:
-            raise UsageError(
-                "srun environment without MASTER_ADDR or SLURM_STEP_NODELIST: set MASTER_ADDR to rank 0's host"
-            )
-        os.environ["MASTER_ADDR"] = first_slurm_host(nodes)
-    os.environ.setdefault("MASTER_PORT", str(DEFAULT_MASTER_PORT))
-
-
 @dataclass(frozen=True)
 class RankGroups:
     """``world``, the default group (handed to user models); ``control``, gloo for barriers and gathers; ``solo``,
@@ -121,7 +104,18 @@ def init_groups(env: RankEnv, device: str) -> RankGroups:
             )
         torch.cuda.set_device(env.local_rank)
         backend = "nccl"
-    _rendezvous_env(env)
+    if env.launcher == "srun":  # the variables init_process_group(init_method="env://") reads, where srun did not
+        os.environ.setdefault("RANK", str(env.rank))
+        os.environ.setdefault("WORLD_SIZE", str(env.world_size))
+        os.environ.setdefault("LOCAL_RANK", str(env.local_rank))
+        if "MASTER_ADDR" not in os.environ:
+            nodes = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
+            if not nodes:
+                raise UsageError(
+                    "srun environment without MASTER_ADDR or SLURM_STEP_NODELIST: set MASTER_ADDR to rank 0's host"
+                )
+            os.environ["MASTER_ADDR"] = first_slurm_host(nodes)
+        os.environ.setdefault("MASTER_PORT", str(DEFAULT_MASTER_PORT))
     if not dist.is_initialized():
         dist.init_process_group(backend=backend, timeout=GROUP_TIMEOUT)
     control = dist.new_group(backend="gloo", timeout=GROUP_TIMEOUT)

@@ -9,7 +9,6 @@ import copy
 from dataclasses import replace
 
 import torch
-from torch import nn
 
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.interleave import clone_output
@@ -20,13 +19,6 @@ def _wide(t: torch.Tensor) -> torch.Tensor:
     if t.is_complex():
         return t.to(torch.complex128)
     return t.to(torch.float64) if t.is_floating_point() else t
-
-
-def _fp64_module(module: nn.Module) -> nn.Module:
-    wide = copy.deepcopy(module)
-    for p in list(wide.parameters()) + list(wide.buffers()):
-        p.data = _wide(p.data)
-    return wide
 
 
 def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object, object | None, str | None]:
@@ -40,7 +32,10 @@ def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object,
         inputs = config_inputs(ref_cfg, prepared)[0]
         fp32 = clone_output(prepared.module(*inputs))
         try:
-            fp64 = clone_output(_fp64_module(prepared.module)(*(_wide(t) for t in inputs)))
+            wide = copy.deepcopy(prepared.module)
+            for p in list(wide.parameters()) + list(wide.buffers()):
+                p.data = _wide(p.data)
+            fp64 = clone_output(wide(*(_wide(t) for t in inputs)))
         except Exception as exc:  # any model may refuse float64; the guard then uses rule 1 alone
             first_line = (str(exc).splitlines() or [""])[0]
             return fp32, None, f"no fp64 reference: {type(exc).__name__}: {first_line}"

@@ -70,18 +70,6 @@ class ServiceInfo:
     first_output: object = None
 
 
-def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> list[torch.Tensor | None]:
-    """Per input tensor, ``max_batch`` batch-1 requests stacked, or None for one shared by every request (a mesh)."""
-    sets = make_input_sets(prepared.surrogate, 1, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets)
-    pool: list[torch.Tensor | None] = []
-    for t, tensor in enumerate(sets[0]):
-        if tensor.dim() == 0 or tensor.shape[0] != 1:
-            pool.append(None)
-            continue
-        pool.append(torch.cat([sets[j % len(sets)][t] for j in range(max_batch)]))
-    return pool
-
-
 @contextlib.contextmanager
 def _model_errors(cfg: ExecConfig) -> Iterator[None]:
     """What the user's model raises (sys.exit, an output of no tensor; not surrobench's errors) as one ModelError."""
@@ -115,7 +103,14 @@ def model_service(
         for size in sizes:  # all built before any runs: building a compiled step resets Dynamo's caches
             step, input_sets = stack.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))
             steps[size] = (step, input_sets[0])
-        pool = _request_pool(cfg, prepared, max_batch)
+        # per input tensor, max_batch batch-1 requests stacked, or None for one shared by every request (a mesh)
+        sets = make_input_sets(prepared.surrogate, 1, cfg.shape, device=device, seed=cfg.seed, n_sets=cfg.input_sets)
+        pool: list[torch.Tensor | None] = []
+        for t, tensor in enumerate(sets[0]):
+            if tensor.dim() == 0 or tensor.shape[0] != 1:
+                pool.append(None)
+                continue
+            pool.append(torch.cat([sets[j % len(sets)][t] for j in range(max_batch)]))
         for size, (step, _) in steps.items():
             output = step(0)
             check_output(output)

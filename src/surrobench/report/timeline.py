@@ -73,7 +73,23 @@ def render_timeline(report: TimelineReport) -> Group:
             f"median {lc.delay_us_median:.1f} us; kernel median {lc.kernel_us_median:.1f} us; "
             f"{lc.shorter_than_launch:.0%} of kernels shorter than their launch call"
         )
-    parts += _stream_lines(report)
+    if len(report.streams) > 1:
+        header = ("rank", "device", "stream", "ops", "busy ms", "overlapped ms")
+        rows = [
+            (str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}", f"{s.overlap_ms:.3f}")
+            for s in report.streams
+        ]
+        parts.append(plain_table(header, rows, title="Streams", right=True))
+    for p in report.serialized_streams:
+        parts.append(
+            f"[yellow]streams {p.streams[0]} and {p.streams[1]} (device {p.device}) were active in the "
+            f"same period but overlapped only {p.overlap_ms:.3f} ms: check stream waits/events[/]"
+        )
+    if report.comm:
+        parts.append(
+            f"NCCL: {report.comm.busy_ms:.3f} ms busy, {report.comm.share:.1%} of GPU busy time, "
+            f"{report.comm.overlapped:.0%} overlapped with compute"
+        )
     a = report.anomalies
     if a.overlapping_ops_same_stream or a.negative_duration_events or a.ops_without_launch:
         parts.append(
@@ -104,28 +120,6 @@ def _gap_tables(report: TimelineReport) -> list:
     ]
     header = ("start ms", "us", "cause", "next op", "host op / sync")
     return [causes, plain_table(header, rows, title="Longest gaps", right=("start ms", "us"))]
-
-
-def _stream_lines(report: TimelineReport) -> list:
-    lines = []
-    if len(report.streams) > 1:
-        header = ("rank", "device", "stream", "ops", "busy ms", "overlapped ms")
-        rows = [
-            (str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}", f"{s.overlap_ms:.3f}")
-            for s in report.streams
-        ]
-        lines.append(plain_table(header, rows, title="Streams", right=True))
-    for p in report.serialized_streams:
-        lines.append(
-            f"[yellow]streams {p.streams[0]} and {p.streams[1]} (device {p.device}) were active in the "
-            f"same period but overlapped only {p.overlap_ms:.3f} ms: check stream waits/events[/]"
-        )
-    if report.comm:
-        lines.append(
-            f"NCCL: {report.comm.busy_ms:.3f} ms busy, {report.comm.share:.1%} of GPU busy time, "
-            f"{report.comm.overlapped:.0%} overlapped with compute"
-        )
-    return lines
 
 
 RANK_HEADER = ("rank", "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "last", "late ms", "extra ops")
