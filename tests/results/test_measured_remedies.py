@@ -177,3 +177,34 @@ def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
     for threads in (2, None):
         cited, dropped = cite_clause(fewer, entry, threads=threads)
         assert cited.remedies == ("threads",) and cited.text.endswith("(threads unmeasured)") and dropped == []
+
+
+def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden():
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.results.measured_remedies import disagreements
+
+    # a fresh-user trial: diagnose measured threads=1 and compile faster; optimize, minutes later, neither
+    label = "convlstm 1x3x32x32 b1 fp32 eager"
+    mine = (
+        MeasuredRemedy("threads=1", "faster", 1.26, (1.10, 1.47), 3.3, 0.68),
+        MeasuredRemedy("compile", "faster", 1.56, (1.28, 1.91), 3.3, 1.2),
+        MeasuredRemedy("tf32+compile", "slower", 0.8, (0.7, 0.9), 3.3, -0.8),
+        MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=0.03, tolerance=0.01),
+    )
+    entry = optimize_entry(
+        {
+            "candidates": [
+                _cand("threads=1", "rejected_slower", 0.79),
+                _cand("compile", "accepted", 1.3),
+                _cand("compile+tf32", "accepted", 1.2),
+                _cand("bf16", "accepted", 1.5),
+            ],
+            "recommended": ["compile"],
+            "recipe": {},
+        }
+    )
+    lines = disagreements({label: mine}, {label: entry})
+    assert len(lines) == 2  # threads=1 (faster here, slower there) and the stack in either order; not compile, not bf16
+    assert lines[0].startswith(f"{label}: this diagnosis measured threads=1") and "0.79x" in lines[0]
+    assert "tf32+compile" in lines[1] and "compile+tf32 1.20x" in lines[1]
+    assert disagreements({label: mine}, {}) == [] and disagreements({}, {label: entry}) == []

@@ -19,7 +19,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cite_measured, measured_line, unclaimed
+from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line, unclaimed
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -275,7 +275,7 @@ def diagnose_workload(
         for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
             store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
-        warnings += unclaimed(findings, measured)
+        warnings += unclaimed(findings, measured) + disagreements(measured, measured_for(store, record.results))
     return record, findings, warnings, evidence
 
 
@@ -352,6 +352,7 @@ def diagnose_stored(
     cited = {f.config for f in findings}
     measured = measured_for(store, record.results)
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
+    warnings += disagreements(own, measured)
     return record, findings, warnings, evidence
 
 

@@ -33,6 +33,10 @@ from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
 
 
+#: optimize's verdicts of a remedy timed and found not faster.
+SLOWER = ("rejected_slower", "rejected_not_faster")
+
+
 def speedup_text(sp: dict | None) -> str:
     """An optimize ``speedup`` object as ``2.10x [2.05, 2.16]``; ``-`` when not measured."""
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
@@ -44,7 +48,7 @@ def _speed(c: dict) -> str:
 
 def _outcome(c: dict) -> str:
     """Why a measured remedy is not recommended, with its number."""
-    if c["verdict"] in ("rejected_slower", "rejected_not_faster"):
+    if c["verdict"] in SLOWER:
         return f"{c['name']} {_speed(c)}, not faster"
     if c["verdict"] == "rejected_accuracy":
         return f"{c['name']} rel L2 {c['rel_l2']:.1e}, over the tolerance"
@@ -296,3 +300,23 @@ def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[Measu
         for m in got
         if m.verdict == "faster" and (label, m.remedy) not in credited
     ]
+
+
+def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]) -> list[str]:
+    """A line per remedy this diagnosis measured faster that ``optimize`` (``{config label: its newest config
+    object}``) measured not faster, or the other way round: two windows of the same config that disagree, each by
+    the one rule, and neither is hidden (``optimize --verify`` decides in fresh processes)."""
+    out = []
+    for label, got in measured.items():
+        theirs = {frozenset(c["name"].split("+")): c for c in (optimized.get(label) or {}).get("candidates", [])}
+        for m in got:
+            c = theirs.get(frozenset(m.remedy.split("+")))
+            if c is None or (m.verdict == "faster") == (c["verdict"] == "accepted"):
+                continue
+            if m.verdict in ("faster", "slower", "no-difference") and c["verdict"] in ("accepted", *SLOWER):
+                out.append(
+                    f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} {_speed(c)}"
+                    f"{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows disagree "
+                    "(optimize --verify decides in fresh processes)"
+                )
+    return out
