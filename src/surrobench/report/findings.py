@@ -91,14 +91,14 @@ HEADER += ("est. gain ms",)
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact fields of ``f``; ``gain`` measured (with its remedy, or none faster), else estimated, ``gain ?``
-    when unknown."""
+    """The compact fields of ``f``; ``gain`` measured (with its remedy, or none faster), else estimated (``est.``),
+    ``gain ?`` when unknown."""
     if f.best_measured is not None:
         gain = f"saves {f.gain_ms:.3f} ms/step measured ({f.best_measured.remedy})"
     elif f.gain_kind == "measured" and f.gain_ms == 0.0:
         gain = "no remedy it names measured faster"  # another finding's may have been
     else:
-        gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
+        gain = "gain ?" if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)
     return {"severity": f.severity, "kind": f.kind, "where": where, "gain": gain, "action": action, "summary": summary}
 
