@@ -126,6 +126,8 @@ def test_page_faults_per_step_are_read_and_their_remedy_named():
         ({"torch_threads": 8, "usable_cpus": 2, "load_1m": 0.0}, "medium"),  # more threads than usable CPUs
         ({"torch_threads": 4, "usable_cpus": 4, "load_1m": 7.0}, "low"),  # 3 cores busy with another process
         ({"torch_threads": 2, "usable_cpus": 4, "load_1m": 3.0}, None),
+        ({"torch_threads": 2, "usable_cpus": 2, "other_cpus": 0.03}, None),  # a trace of others' use frees both
+        ({"torch_threads": 2, "usable_cpus": 2, "other_cpus": 0.9}, "low"),  # another process on a core
         ({"torch_threads": 4, "usable_cpus": 4, "load_1m": None}, None),
     ],
 )
@@ -195,7 +197,7 @@ def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(t
     assert host_facts_module.cpu_times() is None
     (old,) = [
         f
-        for f in diagnose_config(_evidence(result=_result(**{**host, "other_cpus": None})))
+        for f in diagnose_config(_evidence(result=_result(**{**host, "other_cpus": None, "load_1m": 3.1})))
         if f.kind == "thread_oversubscription"
     ]
-    assert old.evidence[-1].value == pytest.approx(0.3)
+    assert old.evidence[-1].value == pytest.approx(1.1)  # the 1-minute load less our two threads

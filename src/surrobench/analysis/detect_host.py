@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
@@ -55,7 +57,7 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         return None
     what = "CPUs other processes kept busy while it was timed" if others is not None else "1-minute load less ours"
     others = max(load - threads, 0.0) if others is None and load is not None else others or 0.0
-    free = max(int(usable - others), 1)
+    free = max(math.floor(usable - others + 0.5), 1)  # nearest: 0.03 CPU of others' use leaves a core free
     if threads <= free:
         return None
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]
