@@ -208,3 +208,17 @@ def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden()
     assert lines[0].startswith(f"{label}: this diagnosis measured threads=1") and "0.79x" in lines[0]
     assert "tf32+compile" in lines[1] and "compile+tf32 1.20x" in lines[1]
     assert disagreements({label: mine}, {}) == [] and disagreements({}, {label: entry}) == []
+
+
+def test_optimize_is_cited_for_a_config_whose_remedies_diagnose_left_all_unmeasured():
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.results.measured_remedies import own_or_optimized
+
+    # a fresh-user trial: diagnose's budget left compile unmeasured; optimize had accepted it at 1.31x
+    budget = (MeasuredRemedy("compile", "not-measured", reason="a first compilation takes about 20.6 s"),)
+    timed = (MeasuredRemedy("threads=1", "slower", 0.6, (0.5, 0.7), 3.0, -2.0), *budget)
+    entry = optimize_entry(
+        {"candidates": [_cand("compile", "accepted", 1.31)], "recommended": ["compile"], "recipe": {}}
+    )
+    own, cited = own_or_optimized({"a": budget, "b": timed, "c": budget}, {"a": entry, "b": entry})
+    assert own == {"b": timed, "c": budget} and cited == {"a": entry}  # one source per config

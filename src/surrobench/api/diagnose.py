@@ -19,7 +19,8 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line, unclaimed
+from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line
+from surrobench.results.measured_remedies import own_or_optimized, unclaimed
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -292,12 +293,13 @@ def _findings(
     merged in (:func:`merge_measured`), kernel-side gains capped at the host's floor
     (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
     attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
-    here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
+    here (``{config label: measurements}``) attached, and those ``optimize`` measured cited where diagnose judged
+    none of a config's remedies (its budget left them all unmeasured)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
-    ranked = attach_measured(capped, measured or {})
-    optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
+    own, optimized = own_or_optimized(measured or {}, measured_for(store, record.results))
+    ranked = attach_measured(capped, own)
     threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
     return rank_findings(cite_measured(ranked, optimized, threads))
 

@@ -116,6 +116,8 @@ GAIN_KINDS = ("measured", "estimate")
 
 #: The verdicts of a remedy that ran and was judged: none of them is advised but ``faster``.
 JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
+#: Those of them that measured the remedy (timed, or its output checked): a finding's gain is then measured.
+MEASURED = JUDGED[:4]
 #: The outcome of one remedy measured for a finding: ``faster``, ``slower`` and ``no-difference`` by the one rule
 #: (:meth:`surrobench.records.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
 #: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
@@ -286,8 +288,7 @@ class Finding(schemas.Plain):
     def gain_kind(self) -> str:
         """How its gain is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` when a remedy of
         its action was judged by a measurement (faster, slower, no difference, rejected), else ``estimate``."""
-        judged = ("faster", "slower", "no-difference", "rejected-by-accuracy")
-        return GAIN_KINDS[0] if any(m.verdict in judged for m in self.measured) else GAIN_KINDS[1]
+        return GAIN_KINDS[0] if any(m.verdict in MEASURED for m in self.measured) else GAIN_KINDS[1]
 
     @property
     def best_measured(self) -> MeasuredRemedy | None:

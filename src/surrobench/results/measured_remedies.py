@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.records.findings import JUDGED, Clause, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction
 from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
 
@@ -320,3 +320,13 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
                     "(optimize --verify decides in fresh processes)"
                 )
     return out
+
+
+def own_or_optimized(
+    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]
+) -> tuple[dict[str, Sequence[MeasuredRemedy]], dict[str, dict]]:
+    """(diagnose's ``measured`` to attach, ``optimize``'s config objects to cite), one source per config label:
+    optimize's where diagnose measured none of the config's remedies (its budget left them all unmeasured, or they
+    did not apply), diagnose's otherwise."""
+    own = {k: v for k, v in measured.items() if k not in optimized or any(m.verdict in MEASURED for m in v)}
+    return own, {k: v for k, v in optimized.items() if k not in own}
