@@ -313,4 +313,6 @@ def test_savings_are_taken_on_the_timed_step_and_a_drifted_window_is_said():
     note = drift_note(got, timed)
     assert note is not None and f"{window:.3g} ms" in note and "1.6" in note
     assert drift_note(got, LatencyStats.from_samples([window * 0.99, window, window * 1.01])) is None
+    tight = LatencyStats.from_samples([window * 0.99] * 3)  # outside a tight interval by 1%: within the noise
+    assert tight.ci95_median[1] < window and drift_note(got, tight) is None
     assert drift_note(got, None) is None

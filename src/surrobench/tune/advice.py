@@ -25,6 +25,7 @@ from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import Finding, MeasuredRemedy, direction, saved_ms
+from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -127,10 +128,14 @@ def measure_recipes(
 
 def drift_note(got: Sequence[MeasuredRemedy], timed: LatencyStats | None) -> str | None:
     """A note when the median of ``got``'s window baselines lies outside the ``timed`` step's 95% interval of the
-    median (the host drifted between the timing and the remedies' windows); None otherwise."""
+    median and differs from it by more than the paired rule's smallest effect of interest
+    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and the remedies' windows;
+    None otherwise."""
     steps = [m.baseline_ms for m in got if m.baseline_ms]
     window = statistics.median(steps) if steps else None
     if timed is None or window is None or timed.ci95_median[0] <= window <= timed.ci95_median[1]:
+        return None
+    if abs(window / timed.median - 1) <= MIN_EFFECT:
         return None
     low, high = timed.ci95_median
     return (
