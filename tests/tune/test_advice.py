@@ -316,3 +316,23 @@ def test_savings_are_taken_on_the_timed_step_and_a_drifted_window_is_said():
     tight = LatencyStats.from_samples([window * 0.99] * 3)  # outside a tight interval by 1%: within the noise
     assert tight.ci95_median[1] < window and drift_note(got, tight) is None
     assert drift_note(got, None) is None
+
+
+def test_a_remedy_known_not_to_apply_is_not_counted_as_measured(monkeypatch):
+    from types import SimpleNamespace
+
+    from surrobench.tune import advice
+
+    got = (
+        MeasuredRemedy("threads=1", "slower", 0.6, (0.5, 0.7), 3.0, -2.0),
+        MeasuredRemedy("threads=2", "infeasible", reason="the baseline already runs 2"),
+        MeasuredRemedy("compile", "not-measured", reason="budget spent"),
+    )
+    monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
+    monkeypatch.setattr(advice, "measure_config", lambda *a, **k: got)
+    result = SimpleNamespace(label=lambda: LABEL, latency_ms=None)
+    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cpu", model="m", seed=0), surrogates={"m": 0})
+    finding = _finding("thread_oversubscription", None, Clause("fewer threads", ("threads",)))
+    measured, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0)
+    assert measured == {LABEL: got}
+    assert note.startswith(f"{LABEL}: 1 of 3 remedies measured") and note.endswith("not applicable: threads=2")

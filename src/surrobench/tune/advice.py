@@ -233,8 +233,11 @@ def measure_findings(
         notes += [f"{label}: {drift}"] if drift else []
         measured[label] = got
         left = [m.remedy for m in got if m.verdict == "not-measured"]
+        moot = [m.remedy for m in got if m.verdict == "infeasible"]  # known not to apply: never run
         notes.append(
-            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {clock() - started:.1f} s "
-            f"(budget {budget:.0f} s)" + (f"; not measured: {', '.join(left)}" if left else "")
+            f"{label}: {len(got) - len(left) - len(moot)} of {len(got)} remedies measured in {clock() - started:.1f} s "
+            f"(budget {budget:.0f} s)"
+            + (f"; not measured: {', '.join(left)}" if left else "")
+            + (f"; not applicable: {', '.join(moot)}" if moot else "")
         )
     return measured, notes
