@@ -201,7 +201,7 @@ def diagnose_workload(
         record, warnings = execute_sweep(plan, store, command=command, kind="diagnose", hooks=hooks, finish=False)
     except SweepInterrupted as cut:
         ceilings, _ = device_ceilings(cut.record)
-        findings = _findings(cut.record, [], {}, th, ceilings, store)
+        findings = _findings(cut.record, [], {}, th, ceilings, measured_for(store, cut.record.results))
         cut.partial = Profile(cut.record)
         raise _interrupted(cut, findings, [], []) from None
     ceilings, note = device_ceilings(record)
@@ -260,11 +260,13 @@ def diagnose_workload(
     try:
         record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
     except Interrupted as cut:
-        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, store)
+        optimized = measured_for(store, cut.partial.run.results)
+        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
     warnings += report_warnings(reports) + notes
     evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
-    findings = _findings(record, evidence, flops, th, ceilings, store)
+    optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
+    findings = _findings(record, evidence, flops, th, ceilings, optimized)
     if measure_s > 0 and evidence:
         try:
             got = [ev.result for ev in evidence]
@@ -275,8 +277,8 @@ def diagnose_workload(
         warnings += noted
         for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
             store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
-        findings = _findings(record, evidence, flops, th, ceilings, store, measured)
-        warnings += unclaimed(findings, measured) + disagreements(measured, measured_for(store, record.results))
+        findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
+        warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
     return record, findings, warnings, evidence
 
 
@@ -286,22 +288,23 @@ def _findings(
     flops: dict,
     th: Thresholds,
     ceilings,
-    store: ResultStore,
+    optimized: dict[str, dict],
     measured: dict | None = None,
 ) -> list[Finding]:
     """Every detector over ``evidence`` and the run's results, ranked: each config's measured counters' findings
     merged in (:func:`merge_measured`), kernel-side gains capped at the host's floor
     (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
     attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
-    here (``{config label: measurements}``) attached, and those ``optimize`` measured cited where diagnose judged
-    none of a config's remedies (its budget left them all unmeasured)."""
+    here (``{config label: measurements}``) attached, and those ``optimize`` measured (``optimized``: each config's
+    newest config object, :func:`~surrobench.tune.plans.measured_for`) cited where diagnose judged none of a
+    config's remedies (its budget left them all unmeasured)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
-    own, optimized = own_or_optimized(measured or {}, measured_for(store, record.results))
+    own, cited = own_or_optimized(measured or {}, optimized)
     ranked = attach_measured(capped, own)
     threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
-    return rank_findings(cite_measured(ranked, optimized, threads))
+    return rank_findings(cite_measured(ranked, cited, threads))
 
 
 def diagnose_stored(
@@ -349,10 +352,10 @@ def diagnose_stored(
     evidence = attribute_by_eager(evidence)
     kept = (r for r in record.results if MEASURED_KEY in r.extra)  # the remedies its own diagnosis measured
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
-    findings = _findings(record, evidence, flops, th, ceilings, store, own)
+    measured = measured_for(store, record.results)
+    findings = _findings(record, evidence, flops, th, ceilings, measured, own)
     warnings += unclaimed(findings, own)
     cited = {f.config for f in findings}
-    measured = measured_for(store, record.results)
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
     warnings += disagreements(own, measured)
     return record, findings, warnings, evidence
