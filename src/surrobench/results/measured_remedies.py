@@ -193,13 +193,10 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
     """The single measurements of ``clause``'s remedies that move against its :attr:`Clause.direction` and were
     faster (``threads=1`` beside "use every core"): a clause with no faster measurement of its own is not advised
     against them."""
-    wanted = frozenset(clause.remedies)
-    return [
-        m
-        for m in measured
-        if clause.direction and m.verdict == "faster" and "+" not in m.remedy and m.remedy_ids <= wanted
-        if m.direction not in (None, clause.direction)
-    ]
+    if clause.direction is None:
+        return []
+    either_way = clause_measurements(replace(clause, direction=None), measured)
+    return [m for m in either_way if m.verdict == "faster" and m.direction not in (None, clause.direction)]
 
 
 def _rewrite(
