@@ -55,8 +55,9 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
     threads, usable, load, others = (extra.get(k) for k in ("torch_threads", "usable_cpus", "load_1m", "other_cpus"))
     if not threads or not usable:
         return None
-    what = "CPUs other processes kept busy while it was timed" if others is not None else "1-minute load less ours"
-    others = max(load - threads, 0.0) if others is None and load is not None else others or 0.0
+    what = "CPUs other processes kept busy while it was timed"
+    if others is None:  # a record without the reading
+        what, others = "1-minute load less ours", max(load - threads, 0.0) if load is not None else 0.0
     free = max(math.floor(usable - others + 0.5), 1)  # nearest: 0.03 CPU of others' use leaves a core free
     if threads <= free:
         return None
