@@ -576,8 +576,16 @@ def serve(
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
                         mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
-                        on = lambda p: (checks.point_done(), point_done(p))  # noqa: E731
-                        done.append(serve_policy(request, policy, service, 0.0, on_point=on, unloaded=mine))
+                        done.append(
+                            serve_policy(
+                                request,
+                                policy,
+                                service,
+                                0.0,
+                                on_point=lambda p: (checks.point_done(), point_done(p)),
+                                unloaded=mine,
+                            )
+                        )
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
                     model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)

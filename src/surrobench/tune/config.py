@@ -160,7 +160,8 @@ def _partial(search: Search, started: float) -> ConfigOptimization | None:
         notes += ("interrupted before the first timing window: no candidate timed", _SIZING_ONLY)
     else:
         return None
-    judged = sum(c.name not in off_device(bench.cfg.device) for c in search.done)  # the off-device: not judged
+    off = off_device(bench.cfg.device)  # never run there: not judged
+    judged = sum(c.name not in off for c in search.done)
     note = f"interrupted during the search: {judged} candidate(s) judged, no recipe"
     return _cut_short(bench.cfg, bench.request, baseline, tuple(search.done), (*notes, note), started)
 
