@@ -60,22 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if not args:  # no_args_is_help, without click's exception path
         args = ["--help"]
-    # analyze of one trace file: the workers that read its pieces start while the commands import
-    # (surrobench.trace.kineto_split.prestart; ~0.4 s of the 401 MB trace's 2.5 s, docs/benchmarks/startup.md); the
-    # arguments are only guessed at here, the command parses them
-    started = False
-    if args[0] == "analyze" and "--help" not in args:
-        paths, value_next = [], False
-        for arg in args[1:]:
-            if value_next or arg in _ANALYZE_VALUE_OPTIONS:
-                value_next = not value_next
-            elif not arg.startswith("-"):
-                paths.append(arg)
-        if len(paths) == 1:
-            from surrobench.api.analyze import prestart
-
-            prestart(Path(paths[0]))
-            started = True
+    started = _start_analyze_workers(args)
     try:
         with warnings.catch_warnings():
             # Inductor says so each time a compiled candidate of a complex-valued model is built (FNOs); the
@@ -91,6 +76,26 @@ def main(argv: list[str] | None = None) -> None:
 
 _ANALYZE_VALUE_OPTIONS = frozenset({"--json", "--gap-threshold-us", "--workers", "--dask-scheduler"})
 """``analyze``'s options that take a value (tests/cli/test_analyze.py holds this to the command's own)."""
+
+
+def _start_analyze_workers(args: list[str]) -> bool:
+    """For ``analyze`` of one trace file: start the workers that read its pieces while the commands import
+    (:func:`surrobench.trace.kineto_split.prestart`; ~0.4 s of the 401 MB trace's 2.5 s, docs/benchmarks/startup.md).
+    True when asked to; the arguments are only guessed at here, the command parses them."""
+    if args[0] != "analyze" or "--help" in args:
+        return False
+    paths, value_next = [], False
+    for arg in args[1:]:
+        if value_next or arg in _ANALYZE_VALUE_OPTIONS:
+            value_next = not value_next
+        elif not arg.startswith("-"):
+            paths.append(arg)
+    if len(paths) != 1:
+        return False
+    from surrobench.api.analyze import prestart
+
+    prestart(Path(paths[0]))
+    return True
 
 
 def _run(args: list[str]) -> None:
