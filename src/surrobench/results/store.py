@@ -375,7 +375,8 @@ class ResultStore:
     """The results database at ``path`` (created with its tables on first use).
 
     Raises:
-        UsageError: the path cannot be opened, is not a surrobench database, or is read-only and needs migrating.
+        UsageError: the path cannot be opened, is not a surrobench database, or is read-only and needs migrating
+            (:meth:`_check_read_only_schema`).
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
@@ -385,17 +386,7 @@ class ResultStore:
         try:
             if read_only and not _writable(Path(self.path)):
                 self.conn = sqlite3.connect(Path(self.path).resolve().as_uri() + "?mode=ro", uri=True)
-                version = self.conn.execute("PRAGMA user_version").fetchone()[0]  # _open_schema's checks, unwritten
-                _refuse_newer(version, self.path)
-                if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
-                    raise UsageError(f"results database {self.path!r} is read-only and holds no surrobench runs")
-                _check_intact(self.conn, self.path)
-                if version < SCHEMA_VERSION:  # it would need migrating
-                    raise UsageError(
-                        f"results database {self.path!r} has schema version {version}, older than {SCHEMA_VERSION}, "
-                        "and is read-only: make it writable once so it can be migrated"
-                    )
-                _check_tables(self.conn, self.path)
+                self._check_read_only_schema()
             else:
                 self.conn = sqlite3.connect(self.path)
                 self._open_schema(read_only)
@@ -403,6 +394,25 @@ class ResultStore:
             cause = write_failure(exc, self.path)
             detail = exc if cause == "write failed" else f"{cause} ({exc})"
             raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
+
+    def _check_read_only_schema(self) -> None:
+        """What :meth:`_open_schema` checks, without writing.
+
+        Raises:
+            UsageError: as :meth:`_open_schema`, a file without our tables, or a schema older than
+                :data:`SCHEMA_VERSION` (it would need migrating).
+        """
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        _refuse_newer(version, self.path)
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
+            raise UsageError(f"results database {self.path!r} is read-only and holds no surrobench runs")
+        _check_intact(self.conn, self.path)
+        if version < SCHEMA_VERSION:
+            raise UsageError(
+                f"results database {self.path!r} has schema version {version}, older than {SCHEMA_VERSION}, and is "
+                "read-only: make it writable once so it can be migrated"
+            )
+        _check_tables(self.conn, self.path)
 
     def _open_schema(self, read_only: bool = False) -> None:
         """Create the tables of a new database, migrate an older one forward, refuse a newer one, in one
