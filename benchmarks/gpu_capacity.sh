@@ -10,7 +10,8 @@
 # cut at the end and the packing, under 400 s); a step that would not fit is skipped. The work folder is packed into $OUT/capacity.tar.gz after every step.
 # Usage: OUT=/some/dir bash benchmarks/gpu_capacity.sh [SETTING ...]          (from the repository root)
 #   SETTING, in the order run by default: unet2d-eager unet2d-recipe opt-unet2d fno2d-eager fno2d-recipe opt-fno2d
-#   transformer-eager transformer-recipe deeponet-eager deeponet-recipe infeasible. Give fewer to trim it.
+#   transformer-eager transformer-recipe deeponet-eager deeponet-recipe infeasible; also afno-eager (examples/afno.py at
+#   P99 <= 10 ms, the 2026-12-04 trial's target). Give fewer to trim it.
 #   Dry run on a CPU (bf16 for the recipe, threads=1 the remedy searched):
 #   DEVICE=cpu SHAPE=16 DUR=0.5 WARM=0.1 P99=100 OUT=/tmp/o bash benchmarks/gpu_capacity.sh unet2d-eager opt-unet2d
 # Then: PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity > table.md
@@ -19,7 +20,7 @@ set -uo pipefail
 out=/tmp/capacity
 rm -rf "$out" && mkdir -p "$out"
 pack() { tar -czf "${OUT}/capacity.tar.gz" --exclude '*.db' -C /tmp capacity; }
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export PYTHONPATH=${SRC:-$PWD/src}${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1  # SRC: another copy of src (an A/B)
 db=$out/h200-capacity.db
 DEVICE=${DEVICE:-cuda}; SHAPE=${SHAPE:-128}; DUR=${DUR:-2}; WARM=${WARM:-0.5}; P99=${P99:-5}; TOTAL=${TOTAL:-370}
 began=$(date +%s)
@@ -59,6 +60,8 @@ for s in "${settings[@]}"; do
     transformer-eager) step "$s" 60 "${serve5[@]}" --model examples/patch_transformer.py:build --tag "transformer eager" ;;
     transformer-recipe) step "$s" 60 "${serve5[@]}" --model examples/patch_transformer.py:build "${recipe[@]}" \
       --tag "transformer cudagraph+tf32" ;;
+    afno-eager) step "$s" 90 serve "${load[@]}" --warmup-s "$WARM" --model examples/afno.py:build --find-max --p99-ms 10 \
+      --max-batch 8 --max-wait-ms 1 --tag "afno eager" ;;
     infeasible) step "$s" 40 serve "${load[@]}" --warmup-s "$WARM" --model unet2d --find-max --p99-ms 1 --max-batch 8 --max-wait-ms 1 \
       --tag "unet2d eager infeasible" ;;
     opt-fno2d) step "$s" 150 "${opt[@]}" --model fno2d ;;
