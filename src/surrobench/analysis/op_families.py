@@ -5,7 +5,8 @@ op-table categories (:data:`surrobench.analysis.ops.CATEGORY_TABLE`); keep each 
 Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not ruled on:
 docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT
 Transforms"; PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide,
-"Coalesced Access to Global Memory"); convolution and matmul (Hopper tuning guide; PyTorch "cuDNN");
+"Coalesced Access to Global Memory"); distance/selection (torch.cdist, torch.topk docs; kNN graphs as in DGCNN,
+Wang et al., TOG 2019); convolution and matmul (Hopper tuning guide; PyTorch "cuDNN");
 elementwise chains (PyTorch "torch.compile").
 
 The other words a finding uses on a GPU and on a CPU: :func:`words`."""
@@ -33,6 +34,7 @@ class OpFamily:
 
 
 _THREADS = "use every core (torch.get_num_threads())"
+_ALL_PAIRS = "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
@@ -91,6 +93,23 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("int32 indices"),
         ),
         "irregular access by index (cache misses on every row) and scattered adds that serialize on high-degree nodes",
+    ),
+    OpFamily(
+        "distance/selection",
+        ("distance/selection",),
+        True,
+        _ALL_PAIRS,
+        (
+            Clause("select the k nearest with topk, not a full sort (argsort)"),
+            Clause("use a spatial search (a grid, radius or KD-tree kNN such as torch_cluster.knn)"),
+            Clause("search the neighbours once and reuse the indices across layers"),
+        ),
+        (
+            Clause("select the k nearest with topk, not a full sort"),
+            Clause("use a spatial search (a KD-tree kNN such as scipy.spatial.cKDTree)"),
+            Clause(_THREADS, ("threads",), direction="up"),
+        ),
+        _ALL_PAIRS,
     ),
     OpFamily(
         "convolution",

@@ -43,7 +43,8 @@ def _word(alternatives: str) -> str:
 #: lower-cased name of an op (``aten::native_group_norm``) or of a kernel that no op launched
 #: (``regular_fft<...>``). The order settles overlaps: ``CatArrayBatchedCopy`` is concat before copy,
 #: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``; fused
-#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all.
+#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all; ``gatherTopK`` is a
+#: selection before a gather.
 #: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
@@ -68,6 +69,11 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         "normalization",
         r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
         "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel",
+    ),
+    (
+        "distance/selection",
+        r"cdist|pdist|euclidean_dist|topk|sort|kthvalue|median",
+        "aten::_cdist_forward, aten::topk, aten::sort, aten::argsort, gatherTopK, bitonicSortKVInPlace",
     ),
     (
         "gemm/matmul/einsum",
