@@ -283,13 +283,15 @@ class DeviceBench:
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
         """:func:`surrobench.tune.fresh.process_windows` of ``process_pairs`` pairs, one that would not end by
-        :attr:`budget_end` skipped; None when none are asked for or possible."""
+        :attr:`budget_end` skipped, the first counted as the search kept time for it (:meth:`process_reserve_s`,
+        capped); None when none are asked for or possible."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None
         per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))
         setup = (self.baseline.setup_ms, setup_ms)
-        budget = PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device))
+        pair = pair_estimate_s(setup, per_call, self._calls(), self.cfg.device)
+        budget = PairBudget(self.budget_end, min(pair, PAIR_SHARE * request.budget_s))
         if budget.fits():  # none will start otherwise, and the config's note says they were skipped
             self.on_phase(
                 f"timing {recipe.name} and the baseline in up to {request.process_pairs} pair(s) of fresh processes "

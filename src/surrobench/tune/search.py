@@ -47,8 +47,10 @@ class Search(Trials):
 
     def deadline(self) -> float:
         """``clock()`` by which the search stops: :meth:`Trials.deadline` less :attr:`confirm_windows` windows as
-        long as the last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
-        return super().deadline() - self.confirm_windows * self.last_window_s
+        long as the last once a candidate is accepted (docs/benchmarks/h200-optimize.md, "The budget holds the
+        fresh processes")."""
+        confirm = 0.0 if self.reserve_setup_ms() is None else self.confirm_windows * self.last_window_s
+        return super().deadline() - confirm
 
     def run(self, remedies: list[Remedy]) -> None:
         """Steps 1 to 3 over ``remedies``, in their order.
