@@ -297,4 +297,4 @@ def test_a_nearest_neighbour_search_is_a_distance_selection_family_on_a_cpu_op_t
     f = memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001)), op_table=table), TH)
     assert f.summary.startswith("6.000 ms per step in memory-bound ops (aten::_cdist_forward, aten::topk)")
     assert f.clauses[0].text.startswith("distance/selection (aten::_cdist_forward, aten::topk): all-pairs")
-    assert any("spatial search" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]
+    assert any("KD-tree kNN" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]

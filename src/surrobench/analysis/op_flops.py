@@ -9,9 +9,7 @@ never 0 (:func:`counted_ops`, :func:`flops_unknown_reason`). A multiply-add coun
 - Scatter/index-add: 1 per source element; gathers, copies, casts, concat, pad, fill, views: 0.
 - Group/layer norm 7 per element (Wu and He, ECCV 2018, eq. 1-2); batch norm 4 (running stats) or 7.
 - Sums and means: 1 per input element.
-- Distances (torch.cdist, B P x R pairs of M coordinates): ``_cdist_forward`` 3 per coordinate of each pair
-  (difference, square or abs, accumulate), ``_euclidean_dist`` (its matmul form, ``|x|^2 + |y|^2 - 2 x.y``:
-  ATen's Distance.cpp) 2 per coordinate of each pair; roots not counted. topk, sort, kthvalue: 0 (they compare).
+- cdist per coordinate of each pair: 3 (difference, square, sum), 2 as ATen's matmul form (Distance.cpp); topk/sort 0.
 - Attention (matmuls only): SDPA ``4 B H L S E`` (as ``sdpa_flop_count``); ``_native_multi_head_attention``
   adds ``2 B L D 3D + 2 B L D D``; ``_transformer_encoder_layer_fwd`` adds ``2 B L D F`` twice."""
 
@@ -149,11 +147,7 @@ def _batch_norm(training_arg: int | None) -> Callable[..., int]:
 
 def _distance(per: int) -> Callable[..., int]:
     """``per`` FLOPs per coordinate of each pair of ``x1`` (B, P, M) and ``x2`` (B, R, M)."""
-
-    def formula(x1, x2, *args, out_val=None, **kwargs) -> int:
-        return per * out_val.numel() * x1.shape[-1]
-
-    return _raw(formula)
+    return _raw(lambda x1, x2, *args, out_val=None, **kwargs: per * out_val.numel() * x1.shape[-1])
 
 
 def attention_flops(batch: int, heads: int, queries: int, keys: int, head_dim: int) -> int:

@@ -2,7 +2,7 @@
 :class:`~surrobench.execution.config.ExecConfig` field values (so every recommendation is a ``surrobench run``
 line). Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the
 one way to get compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe
-drifted"). ``fp32`` is tried from a reduced precision only (docs/design.md, where the remedies are listed).
+drifted").
 
 Sources: PyTorch docs "CUDA Graphs", ``torch.compile``, "TensorFloat-32 (TF32) on Ampere (and later) devices",
 "Automatic Mixed Precision", "Channels Last Memory Format", ``cudnn.benchmark``, ``torch.set_num_threads``.
@@ -119,7 +119,7 @@ def compiles(name: str) -> bool:
 
 def candidate_remedies(device: str, *, thorough: bool = False, precision: str | None = None) -> list[Remedy]:
     """The remedies tried on ``device``: on the CPU the CUDA-only ones too (the feasibility rules say why not), on
-    CUDA no thread counts; ``fp32`` from a reduced ``precision`` only (None: any)."""
+    CUDA no thread counts; ``fp32`` from a reduced ``precision`` only (None: any; why: docs/design.md)."""
     keep = [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
     return [r for r in keep if r.name != "fp32" or precision != "fp32"]
 

@@ -43,8 +43,7 @@ def _word(alternatives: str) -> str:
 #: lower-cased name of an op (``aten::native_group_norm``) or of a kernel that no op launched
 #: (``regular_fft<...>``). The order settles overlaps: ``CatArrayBatchedCopy`` is concat before copy,
 #: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``; fused
-#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all; ``gatherTopK`` is a
-#: selection before a gather.
+#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all.
 #: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
@@ -70,11 +69,7 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
         "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel",
     ),
-    (
-        "distance/selection",
-        r"cdist|pdist|euclidean_dist|topk|sort|kthvalue|median",
-        "aten::_cdist_forward, aten::topk, aten::sort, aten::argsort, gatherTopK, bitonicSortKVInPlace",
-    ),
+    ("distance/selection", r"cdist|pdist|euclidean_dist|topk|sort|kthvalue|median", "aten::_cdist_forward, aten::topk"),
     (
         "gemm/matmul/einsum",
         _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",

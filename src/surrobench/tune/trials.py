@@ -61,16 +61,13 @@ class Trials:
         return float(np.median(compiled[1:])) if len(compiled) > 1 else WARM_COMPILE_FRACTION * compiled[0]
 
     def reserve_setup_ms(self) -> float | None:
-        """The largest :meth:`fresh_setup_ms` of the accepted candidates so far (the recipe is one of them); None
-        while none is (no recipe: no fresh processes to keep time for)."""
+        """The largest :meth:`fresh_setup_ms` of the accepted candidates (the recipe will be one); None before one."""
         accepted = [c for c in self.done if c.verdict == "accepted"]
         return max((self.fresh_setup_ms(c.name, 1000.0 * (c.setup_s or 0.0)) for c in accepted), default=None)
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops, so one pair of the recipe's fresh processes fits before
-        :attr:`budget_end`; :attr:`budget_end` itself before a candidate is accepted."""
-        setup = self.reserve_setup_ms()
-        return self.budget_end if setup is None else self.budget_end - self.bench.process_reserve_s(setup)
+        """``clock()`` by which a candidate must end: :attr:`budget_end` (the search keeps time for its recipe)."""
+        return self.budget_end
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
