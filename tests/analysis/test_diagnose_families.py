@@ -284,3 +284,17 @@ def test_a_clause_two_families_share_stands_once_in_their_action():
     assert texts.count("a larger batch") == 1 and len(texts) == len(set(texts))
     assert any(t.startswith("convolution (aten::convolution)") for t in texts)
     assert any(t.startswith("gemm/matmul/einsum (aten::bmm)") for t in texts)
+
+
+def test_a_nearest_neighbour_search_is_a_distance_selection_family_on_a_cpu_op_table():
+    """An EdgeConv's kNN (cdist then topk, as DGCNN): its ops are one family with its own advice, not "other"."""
+    ops = (
+        OpStat("aten::_cdist_forward", "distance/selection", 100, 0.0, 0.0, 0.35, 3500.0),
+        OpStat("aten::topk", "distance/selection", 100, 0.0, 0.0, 0.25, 2500.0),
+        OpStat("aten::addmm", "gemm/matmul/einsum", 100, 0.0, 0.0, 0.40, 4000.0),
+    )
+    table = OpTable(ops, "cpu", 10000.0, 1, "profiler")
+    f = memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001)), op_table=table), TH)
+    assert f.summary.startswith("6.000 ms per step in memory-bound ops (aten::_cdist_forward, aten::topk)")
+    assert f.clauses[0].text.startswith("distance/selection (aten::_cdist_forward, aten::topk): all-pairs")
+    assert any("KD-tree kNN" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]

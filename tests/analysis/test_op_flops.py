@@ -60,6 +60,14 @@ def test_scatter_add_counts_one_add_per_source_element_and_gathers_read_only_the
     assert gather.bytes == 50 * 16 * 4 * 2 + 50 * 8  # rows read + rows written + int64 indices, not all of x
 
 
+def test_distances_count_per_coordinate_of_each_pair_and_selections_zero():
+    x, y = torch.randn(2, 16, 3), torch.randn(2, 64, 5)  # P = R = 16: the direct form; 64 > 25: the matmul form
+    costs = count_op_costs(lambda: (torch.cdist(x, x).topk(4, dim=-1, largest=False), torch.cdist(y, y).sort(-1)))
+    assert costs["aten::_cdist_forward"].flops == 3 * 2 * 16 * 16 * 3
+    assert costs["aten::_euclidean_dist"].flops == 2 * 2 * 64 * 64 * 5
+    assert costs["aten::topk"].flops == costs["aten::sort"].flops == 0
+
+
 def test_normalizations_count_per_element():
     x = torch.randn(2, 8, 6, 6)
     costs = count_op_costs(

@@ -304,3 +304,37 @@ def test_ctrl_c_while_the_top_ops_are_profiled_keeps_the_finished_search(model_s
     (entry,) = report.configs
     assert not entry.cut_short and [c.name for c in entry.candidates] == ["bf16", "threads=1"]
     assert entry.baseline.top_op is None and entry.notes[-1] == "interrupted while profiling the top ops: none kept"
+
+
+HALF_SLOW = '''
+import time
+import torch
+
+
+class HalfSlow(torch.nn.Module):
+    """Sleeps 8 ms per call under autocast (a CPU without fast half units, by construction), 0.2 ms without."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        time.sleep(0.008 if torch.is_autocast_enabled("cpu") else 0.0002)
+        return self.lin(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+def build():
+    return HalfSlow()
+'''
+
+
+def test_a_half_precision_baseline_is_measured_against_fp32(tmp_path):
+    # a fresh-user trial's ConvLSTM ran fp16 on a CPU 25x slower than fp32, and optimize never tried fp32
+    path = tmp_path / "half_slow.py"
+    path.write_text(HALF_SLOW)
+    plan = sweep_plan(f"{path}:build", shapes=[8], device="cpu", precisions="bf16", warmup=1, iters=4, input_sets=2)
+    with ResultStore(tmp_path / "o.db") as store:
+        (entry,) = optimize_plans(OptimizeRequest((plan,), rounds=2, only=("fp32",), process_pairs=0), store).configs
+    (fp32,) = entry.candidates
+    assert (fp32.name, fp32.verdict) == ("fp32", "accepted") and fp32.speedup.median > 5
+    assert entry.recommended == ("fp32",) and "--precision fp32" in entry.run_command

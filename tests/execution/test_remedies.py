@@ -32,9 +32,15 @@ def test_candidates_per_device():
         "tf32",
         "fp16",
         "bf16",
+        "fp32",
         "channels_last",
         "cudnn_benchmark",
     } == set(cuda)
+    # back to fp32 from a reduced precision (a CPU's fp16 has no fast units), never from fp32 itself
+    for device in ("cuda", "cpu"):
+        assert [r.name for r in candidate_remedies(device, precision="fp32") if r.name == "fp32"] == []
+        (back,) = [r for r in candidate_remedies(device, precision="fp16") if r.name == "fp32"]
+        assert device in back.devices and Recipe((back,)).apply(_cfg(precision="bf16")).precision == "fp32"
     assert "compile-reduce-overhead" in cpu  # kept so that feasibility says why it is not tried there
     assert "threads=1" in cpu and not any(n.startswith("threads") for n in cuda)
     assert "compile-max-autotune-no-cudagraphs" in _by_name("cuda", thorough=True)

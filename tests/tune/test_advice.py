@@ -336,3 +336,25 @@ def test_a_remedy_known_not_to_apply_is_not_counted_as_measured(monkeypatch):
     measured, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0)
     assert measured == {LABEL: got}
     assert note.startswith(f"{LABEL}: 1 of 3 remedies measured") and note.endswith("not applicable: threads=2")
+
+
+def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():
+    # a fresh-user trial's ConvLSTM ran fp16 on a CPU 25x slower than fp32; its one finding (convolutions hold the
+    # op time, no roofline) named no way back to fp32, so diagnose measured none
+
+    from synthetic import config, latency_samples
+
+    from surrobench.analysis.detect_ops import compute_bound
+    from surrobench.analysis.evidence import ConfigEvidence
+    from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+    from surrobench.records.ops import OpStat, OpTable
+
+    ops = (OpStat("aten::_slow_conv2d_forward", "convolution", 60, 0.0, 0.0, 0.9, 9000.0),)
+    table = OpTable(ops, "cpu", 10000.0, 1, "profiler")
+    for precision, named in (("fp32", []), ("tf32", ["fp32"]), ("fp16", ["fp32"])):
+        result = config(latency_samples(20.0, 0.001), precision=precision)
+        found = compute_bound(ConfigEvidence(result=result, op_table=table), DEFAULT_THRESHOLDS)
+        assert [r.name for r in recipes_to_measure([found], "cpu")] == named
+    bench = PlantedBench({"fp32": 25.0})
+    (m,) = measure_recipes(Trials(bench, bench.rounds, clock=PlantedClock()), recipes_to_measure([found], "cpu"), 1e-2)
+    assert (m.remedy, m.verdict) == ("fp32", "faster") and m.speedup == pytest.approx(25.0, rel=0.02)

@@ -303,7 +303,7 @@ def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budge
     # without the compiled candidates' setups, the same budget holds the whole search
     fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=25.0)
     fast.run(remedies(*ORDER))
-    assert fast.not_tried == [] and fast.deadline() == 25.0 - CONFIRM_WINDOWS - reserve(1.0)
+    assert fast.not_tried == [] and fast.deadline() == pytest.approx(25.0 - CONFIRM_WINDOWS - reserve(1.0))
 
 
 def test_the_search_keeps_a_quarter_of_the_budget_at_most_for_one_pair_so_the_compiled_stacks_are_tried():
@@ -428,3 +428,50 @@ def test_only_takes_a_remedy_id_for_each_of_its_candidates():
     names = remedy_names("threads,bf16", "cpu")
     assert names[-1] == "bf16" and {n for n in names if n.startswith("threads=")} == set(names[:-1]) and len(names) >= 2
     assert remedy_names("threads=1", "cpu") == ("threads=1",)
+
+
+def test_no_time_is_kept_for_the_recipe_before_a_candidate_is_accepted():
+    # a CPU config of a fresh-user trial: nothing was faster, yet the search stopped early to keep a pair of fresh
+    # processes (5 s) and the confirmation (3 windows of 1 s) out of a 6 s budget, then had no recipe to run them on
+    slower = {"tf32": 0.9, "channels_last": 0.7, "cudagraph": 1.0, "compile": 0.95}
+    search = planted_search(PlantedBench(slower, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=6.0)
+    search.run(remedies(*slower))
+    assert search.not_tried == [] and search.recipe.names == [] and search.deadline() == 6.0
+    # once one is accepted there is a recipe: its pair and confirmation are kept, and the search stops for them
+    faster = {**slower, "tf32": 1.5}
+    search = planted_search(PlantedBench(faster, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=6.0)
+    search.run(remedies(*faster))
+    assert [n for n, _ in search.not_tried] == ["channels_last", "cudagraph", "compile"]
+    assert search.deadline() == 6.0 - 5.0 - CONFIRM_WINDOWS and search.recipe.names == ["tf32"]
+
+
+def test_the_first_fresh_pair_runs_on_the_time_the_search_kept_for_it(monkeypatch):
+    # a CPU recipe at 20 ms a call: one pair (3 s start, 10 ms setup and 370 calls a side) is 20.8 s, past a
+    # quarter of a 40 s budget, so the search keeps 10 s; that pair, judged by its whole estimate, was then skipped
+    from types import SimpleNamespace
+
+    from surrobench.tune import bench as bench_module, fresh
+    from surrobench.tune.bench import PAIR_SHARE, DeviceBench
+
+    monkeypatch.setattr(fresh, "time", SimpleNamespace(monotonic=lambda: 100.0))
+    monkeypatch.setattr(bench_module, "process_windows", lambda *args, budget, **kw: budget)
+    device = SimpleNamespace(
+        request=SimpleNamespace(budget_s=40.0, rounds=6, process_pairs=2, rebuildable=True),
+        baseline=SimpleNamespace(setup_ms=10.0, rounds=[]),
+        cfg=SimpleNamespace(device="cpu"),
+        _calls=lambda: 370,
+        _per_call_ms=lambda variant: 20.0,
+        on_phase=lambda text: None,
+        warmup=10,
+        iters=60,
+        db=None,
+    )
+    device.process_reserve_s = lambda setup_ms, handle=None: DeviceBench.process_reserve_s(device, setup_ms, handle)
+    kept = device.process_reserve_s(10.0)
+    assert kept == PAIR_SHARE * 40.0 < 2 * (3.0 + 0.01 + 370 * 0.02)
+    device.budget_end = 100.0 + kept  # the search and its confirmation ended on time: what was kept is left
+    recipe = SimpleNamespace(name="bf16", apply=lambda cfg: cfg)
+    budget = DeviceBench.process_windows(device, recipe, SimpleNamespace(), 10.0)
+    assert budget.fits()
+    budget.pair_s = 20.8  # a further pair, by the time the first took: only when the rest of the budget fits it
+    assert not budget.fits()

@@ -139,6 +139,8 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if not step:
         return None
+    r = ev.result  # a reduced precision's action names fp32 (docs/design.md, where the remedies are listed: why)
+    back = Clause(f"try fp32 instead of {r.precision}", ("fp32",)) if r is not None and r.precision != "fp32" else ""
     if ev.roofline is None:
         if ev.op_table is None:
             return None
@@ -148,7 +150,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = "run surrobench calibrate and diagnose the workload to see how close to the peak they run"
+        action = clauses_of("run surrobench calibrate, then diagnose again to see how close to the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
     # past the peak by more than the calibration's spread: the ceiling is wrong (ceiling_suspect), no verdict
     ops = [o for o in _bound_ops(ev, th, "compute") if o.ceiling_fraction <= th.calibration_stale_ratio]
@@ -180,6 +182,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     else:
         action = family_actions([o.name for o in ops])
     gain, severity = (None, "info") if severity is None else (gain, severity)
+    action = clauses_of(action, back)
     return Finding(
         "compute_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )

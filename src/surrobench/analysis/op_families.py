@@ -3,10 +3,10 @@ op-table categories (:data:`surrobench.analysis.ops.CATEGORY_TABLE`); keep each 
 (:class:`surrobench.records.findings.Clause` carries its remedy ids).
 
 Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not ruled on:
-docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT
-Transforms"; PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide,
-"Coalesced Access to Global Memory"); convolution and matmul (Hopper tuning guide; PyTorch "cuDNN");
-elementwise chains (PyTorch "torch.compile").
+docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT Transforms";
+PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide, "Coalesced Access to
+Global Memory"); distance/selection (the kNN of DGCNN, Wang et al., TOG 2019); convolution and matmul (Hopper tuning
+guide; PyTorch "cuDNN"); elementwise chains (PyTorch "torch.compile").
 
 The other words a finding uses on a GPU and on a CPU: :func:`words`."""
 
@@ -21,7 +21,7 @@ from surrobench.records.ops import categorize
 
 @dataclass(frozen=True)
 class OpFamily:
-    """One row of :data:`OP_FAMILIES`: GPU and CPU cause and action of its categories."""
+    """One row of :data:`OP_FAMILIES`: GPU and CPU cause and action of its categories (no ``cpu_cause``: the GPU's)."""
 
     name: str
     categories: tuple[str, ...]
@@ -29,10 +29,11 @@ class OpFamily:
     cause: str
     action: tuple[Clause, ...]
     cpu_action: tuple[Clause, ...]
-    cpu_cause: str
+    cpu_cause: str = ""
 
 
 _THREADS = "use every core (torch.get_num_threads())"
+_TOPK = "select the k nearest with topk, not a full sort"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
@@ -91,6 +92,14 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("int32 indices"),
         ),
         "irregular access by index (cache misses on every row) and scattered adds that serialize on high-degree nodes",
+    ),
+    OpFamily(
+        "distance/selection",
+        ("distance/selection",),
+        True,
+        "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
+        (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
+        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), Clause(_THREADS, ("threads",), direction="up")),
     ),
     OpFamily(
         "convolution",
@@ -152,7 +161,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("write into a preallocated buffer instead of torch.cat"),
         ),
         (Clause("cast once, keep one layout, preallocate instead of torch.cat"),),
-        "bytes copied that the model does not need: casts, layout changes, concatenation",
     ),
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}
@@ -187,7 +195,7 @@ def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]
     for family_name, ops in groups.items():
         family = _BY_NAME[family_name]
         first, *rest = family.cpu_action if cpu else family.action
-        head = f"{family.name} ({', '.join(ops[:3])}): {family.cpu_cause if cpu else family.cause}: "
+        head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
         parts += [Clause(head + first.text, first.remedies), *(c for c in rest if c not in parts)]
     return tuple(parts)
 

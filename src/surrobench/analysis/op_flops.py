@@ -9,6 +9,7 @@ never 0 (:func:`counted_ops`, :func:`flops_unknown_reason`). A multiply-add coun
 - Scatter/index-add: 1 per source element; gathers, copies, casts, concat, pad, fill, views: 0.
 - Group/layer norm 7 per element (Wu and He, ECCV 2018, eq. 1-2); batch norm 4 (running stats) or 7.
 - Sums and means: 1 per input element.
+- cdist per coordinate of each pair: 3 (difference, square, sum), 2 as ATen's matmul form (Distance.cpp); topk/sort 0.
 - Attention (matmuls only): SDPA ``4 B H L S E`` (as ``sdpa_flop_count``); ``_native_multi_head_attention``
   adds ``2 B L D 3D + 2 B L D D``; ``_transformer_encoder_layer_fwd`` adds ``2 B L D F`` twice."""
 
@@ -57,7 +58,7 @@ _DATA_MOVEMENT += ("empty_like", "new_zeros", "new_empty", "view", "_unsafe_view
 _DATA_MOVEMENT += ("t", "unsqueeze", "squeeze", "slice", "select", "alias", "expand", "as_strided", "split")
 _DATA_MOVEMENT += ("split_with_sizes", "unbind", "narrow", "view_as_real", "view_as_complex", "_reshape_alias")
 _DATA_MOVEMENT += ("detach", "contiguous", "scatter", "scatter_", "masked_fill", "masked_fill_", "slice_scatter")
-_DATA_MOVEMENT += ("select_scatter",)
+_DATA_MOVEMENT += ("select_scatter", "topk", "sort", "kthvalue")
 
 
 def _raw(formula: Callable[..., int]) -> Callable[..., int]:
@@ -144,6 +145,11 @@ def _batch_norm(training_arg: int | None) -> Callable[..., int]:
     return _raw(formula)
 
 
+def _distance(per: int) -> Callable[..., int]:
+    """``per`` FLOPs per coordinate of each pair of ``x1`` (B, P, M) and ``x2`` (B, R, M)."""
+    return _raw(lambda x1, x2, *args, out_val=None, **kwargs: per * out_val.numel() * x1.shape[-1])
+
+
 def attention_flops(batch: int, heads: int, queries: int, keys: int, head_dim: int) -> int:
     """The two matmuls of scaled dot-product attention, ``4 B H L S E`` (see the module docstring)."""
     return 4 * batch * heads * queries * keys * head_dim
@@ -202,6 +208,8 @@ def _build() -> dict:
         aten._native_batch_norm_legit: _batch_norm(5),
         aten.native_batch_norm: _batch_norm(5),
         aten.cudnn_batch_norm: _batch_norm(5),
+        aten._cdist_forward: _distance(3),
+        aten._euclidean_dist: _distance(2),
     }
     formulas.update({op: _complex_matmul(op) for op in (aten.mm, aten.bmm, aten.addmm, aten.baddbmm)})
     composites = {

@@ -251,7 +251,7 @@ def optimize_capacity(
     names = remedy_names(only, cfg.device, thorough=thorough)
     remedies = [
         r
-        for r in candidate_remedies(cfg.device, thorough=thorough)
+        for r in candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
         if cfg.device in r.devices and (names is None or r.name in names)
     ]
     top_batch = max(p.max_batch for p in request.policies)

@@ -57,7 +57,7 @@ def diagnose(
     measure_s: float | None = typer.Option(
         None,
         "--measure-s",
-        help="Seconds per config to measure the remedies the findings name (CUDA graph, compile, TF32, fp16, bf16, "
+        help="Seconds per config to measure the remedies the findings name (CUDA graph, compile, TF32, fp16/bf16/fp32, "
         "channels_last, cudnn.benchmark, threads); 0: estimates only. Default 45, all of diagnose by 75 s a config.",
         show_default=False,
     ),

@@ -95,7 +95,7 @@ def optimize_command(
 ) -> None:
     """Try the remedies on each config, keep what is measured faster, and check the outputs stayed right.
 
-    Each remedy (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads) is timed in
+    Each remedy (CUDA graph, torch.compile, TF32, fp16/bf16/fp32, channels_last, cudnn.benchmark, threads) is timed in
     rounds interleaved with the baseline and checked against the fp32 (and fp64) output; the winners are stacked
     greedily from the fastest and from its rival (the fastest that excludes it), the faster stack kept, and what
     is faster beyond the noise floor within the tolerance recommended. --warmup and --iters bound each round: its

@@ -56,6 +56,7 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
     compilations leaves the quick remedies measured."""
     both, cuda = ("cuda", "cpu"), ("cuda",)
     tf32_code = ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")
+    fp32_code = (*(c.replace("True", "False") for c in tf32_code if device == "cuda"), "y = model(x)  # no autocast")
     nhwc_code = (
         "model = model.to(memory_format=torch.channels_last)",
         "x = x.contiguous(memory_format=torch.channels_last)",
@@ -67,6 +68,7 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
         ),
         Remedy("fp16", (("precision", "fp16"),), cuda, "fp16 autocast", _autocast("float16", device)),
         Remedy("bf16", (("precision", "bf16"),), both, "bf16 autocast", _autocast("bfloat16", device)),
+        Remedy("fp32", (("precision", "fp32"),), both, "fp32 math: no autocast, TF32 off", fp32_code),
         Remedy("channels_last", (("channels_last", True),), both, "NHWC memory format for 4-D tensors", nhwc_code),
         Remedy(
             "cudnn_benchmark",
@@ -115,10 +117,11 @@ def compiles(name: str) -> bool:
     return any(part.startswith("compile") for part in name.split("+"))
 
 
-def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
+def candidate_remedies(device: str, *, thorough: bool = False, precision: str | None = None) -> list[Remedy]:
     """The remedies tried on ``device``: on the CPU the CUDA-only ones too (the feasibility rules say why not), on
-    CUDA no thread counts."""
-    return [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
+    CUDA no thread counts; ``fp32`` from a reduced ``precision`` only (None: any; why: docs/design.md)."""
+    keep = [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
+    return [r for r in keep if r.name != "fp32" or precision != "fp32"]
 
 
 def off_device(device: str) -> set[str]:

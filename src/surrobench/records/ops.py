@@ -69,6 +69,7 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
         "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel",
     ),
+    ("distance/selection", r"cdist|pdist|euclidean_dist|topk|sort|kthvalue|median", "aten::_cdist_forward, aten::topk"),
     (
         "gemm/matmul/einsum",
         _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",

@@ -37,6 +37,7 @@ REMEDIES = (
     "tf32",
     "fp16",
     "bf16",
+    "fp32",
     "channels_last",
     "cudnn_benchmark",
     "threads",

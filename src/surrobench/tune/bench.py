@@ -271,25 +271,24 @@ class DeviceBench:
             return float(np.mean(np.concatenate(variant.samples_ms())))
         return ROUND_TARGET_MS / self.iters
 
-    def process_reserve_s(self, setup_ms: float) -> float:
-        """:func:`surrobench.tune.fresh.pair_estimate_s` of one pair, at most :data:`PAIR_SHARE` of the budget
-        (docs/design.md, "Fresh processes: their share of the budget")."""
+    def process_reserve_s(self, setup_ms: float, handle: Variant | None = None) -> float:
+        """:func:`surrobench.tune.fresh.pair_estimate_s` of one pair (the recipe's calls timed as ``handle``'s, else
+        the baseline's), at most :data:`PAIR_SHARE` of the budget (docs/design.md, "Fresh processes: their share of
+        the budget")."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
-        per_call = self._per_call_ms(self.baseline)
-        pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), (per_call, per_call), self._calls(), self.cfg.device)
+        calls = (self._per_call_ms(self.baseline), self._per_call_ms(handle or self.baseline))
+        pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), calls, self._calls(), self.cfg.device)
         return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
-        """:func:`surrobench.tune.fresh.process_windows` of ``process_pairs`` pairs, one that would not end by
-        :attr:`budget_end` skipped; None when none are asked for or possible."""
+        """:func:`surrobench.tune.fresh.process_windows` of ``process_pairs`` pairs, each started when it would end by
+        :attr:`budget_end` (the first as :meth:`process_reserve_s` kept it); None when none are asked or possible."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None
-        per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))
-        setup = (self.baseline.setup_ms, setup_ms)
-        budget = PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device))
+        budget = PairBudget(self.budget_end, self.process_reserve_s(setup_ms, handle))
         if budget.fits():  # none will start otherwise, and the config's note says they were skipped
             self.on_phase(
                 f"timing {recipe.name} and the baseline in up to {request.process_pairs} pair(s) of fresh processes "

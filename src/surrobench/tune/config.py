@@ -61,7 +61,7 @@ def optimize_config(
     search.on_judged = lambda: on_progress(_partial(search, started))
     remedies = [
         r
-        for r in candidate_remedies(cfg.device, thorough=request.thorough)
+        for r in candidate_remedies(cfg.device, thorough=request.thorough, precision=cfg.precision)
         if request.only is None or r.name in request.only
     ]
     with room_for_compiled_variants():

@@ -46,9 +46,12 @@ class Search(Trials):
     confirm_windows: int = CONFIRM_WINDOWS
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops: :meth:`Trials.deadline` less :attr:`confirm_windows` windows as
-        long as the last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
-        return super().deadline() - self.confirm_windows * self.last_window_s
+        """``clock()`` by which the search stops, once a candidate is accepted (the recipe will be one of them):
+        :attr:`budget_end` less one pair of its fresh processes and :attr:`confirm_windows` windows as long as the
+        last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"); before, :attr:`budget_end`."""
+        setup = self.reserve_setup_ms()
+        kept = 0.0 if setup is None else self.bench.process_reserve_s(setup) + self.confirm_windows * self.last_window_s
+        return self.budget_end - kept
 
     def run(self, remedies: list[Remedy]) -> None:
         """Steps 1 to 3 over ``remedies``, in their order.

@@ -60,15 +60,14 @@ class Trials:
         compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
         return float(np.median(compiled[1:])) if len(compiled) > 1 else WARM_COMPILE_FRACTION * compiled[0]
 
-    def reserve_setup_ms(self) -> float:
-        """The largest :meth:`fresh_setup_ms` of the accepted candidates so far (the recipe is one of them)."""
-        accepted = [c for c in self.done if c.verdict == "accepted" and c.setup_s is not None]
-        return max((self.fresh_setup_ms(c.name, 1000.0 * c.setup_s) for c in accepted), default=0.0)
+    def reserve_setup_ms(self) -> float | None:
+        """The largest :meth:`fresh_setup_ms` of the accepted candidates (the recipe will be one); None before one."""
+        accepted = [c for c in self.done if c.verdict == "accepted"]
+        return max((self.fresh_setup_ms(c.name, 1000.0 * (c.setup_s or 0.0)) for c in accepted), default=None)
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops, so one pair of the recipe's fresh processes fits before
-        :attr:`budget_end`."""
-        return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms())
+        """``clock()`` by which a candidate must end: :attr:`budget_end` (the search keeps time for its recipe)."""
+        return self.budget_end
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
