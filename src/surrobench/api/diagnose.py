@@ -264,7 +264,7 @@ def diagnose_workload(
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
     warnings += report_warnings(reports) + notes
-    findings = None  # the estimates once read; a Ctrl-C from here on keeps them (every config was profiled and read)
+    findings = []  # the estimates once read; a Ctrl-C from here on keeps them (every config was profiled and read)
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
         optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
@@ -279,8 +279,7 @@ def diagnose_workload(
             warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
     except KeyboardInterrupt:
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
-        if findings is None:
-            findings = _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
+        findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings) from None
     return record, findings, warnings, evidence
 

@@ -145,9 +145,8 @@ def interrupted_profiling(store: ResultStore, record: RunRecord, total: int, rep
     """Ctrl-C while profiling or after: ``record`` marked ``interrupted`` (:func:`mark_interrupted`); ``partial`` its
     :class:`Profile` (every config timed and stored, ``top_op`` set on those profiled) and the ``reports`` so far, of
     ``to_profile``; the message ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
-    record = mark_interrupted(store, record)
     message = f"{interrupted_message(record, total)}, {len(reports)} of {to_profile} profiled"
-    return Interrupted(message, Profile(record, tuple(reports)))
+    return Interrupted(message, Profile(mark_interrupted(store, record), tuple(reports)))
 
 
 def time_and_profile(

@@ -293,8 +293,7 @@ def execute_sweep(
 
 
 def mark_interrupted(store: RunSink, record: RunRecord) -> RunRecord:
-    """``record`` marked ``interrupted`` in ``store``, its env too (as ``--json`` has it, so that ``show`` and
-    ``compare`` of the stored run say so)."""
+    """``record`` marked ``interrupted`` in ``store`` and in its env, as ``--json`` has it (``show`` says so)."""
     store.finish_run(record.run_id, "interrupted")
     store.update_env(record.run_id, env := {**record.env, "interrupted": True})
     return replace(record, env=env)
