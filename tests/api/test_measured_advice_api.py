@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import surrobench.api.diagnose as api_diagnose
+from surrobench.api.compare import history, load
 from surrobench.api.diagnose import diagnose
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -61,16 +62,33 @@ def test_a_bad_budget_is_refused_before_anything_runs():
         diagnose(run="r", measure_s=10)
 
 
-def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypatch):
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+@pytest.mark.parametrize("cut_in", ["measure_config", "measured_for"])
+def test_ctrl_c_after_profiling_keeps_the_estimated_findings_and_marks_the_run_interrupted(
+    tmp_path, monkeypatch, cut_in
+):
+    """Ctrl-C while the remedies are measured, or while optimize's stored ones are read (before the findings
+    are): every config was profiled, so the estimates stand, and the run is stored ``interrupted`` for
+    ``history`` and ``show``."""
+    read = api_diagnose.measured_for
+    calls = []
 
-    monkeypatch.setattr(advice, "measure_config", interrupted)
+    def once(*args, **kwargs):  # the interrupt handler reads optimize's remedies again
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(*((advice, "measure_config") if cut_in == "measure_config" else (api_diagnose, cut_in)), once)
     _with_a_compile_finding(monkeypatch)
     with pytest.raises(Interrupted) as cut:
         diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
-    assert cut.value.partial.findings and all(f.gain_kind == "estimate" for f in cut.value.partial.findings)
-    assert cut.value.partial.to_json()["context"]["interrupted"] is True
+    d = cut.value.partial
+    assert d.findings and all(f.gain_kind == "estimate" for f in d.findings)
+    assert d.to_json()["context"]["interrupted"] is True and d.context["profiled"] == [d.run.results[0].label()]
+    assert str(cut.value) == f"interrupted: 1 of 1 configs stored as run {d.run.run_id}, 1 of 1 profiled"
+    (listed,) = history(tmp_path / "r.db")
+    assert (listed.run_id, listed.state) == (d.run.run_id, "interrupted")
+    assert load(d.run.run_id, tmp_path / "r.db").env["interrupted"] is True and d.run.env["interrupted"] is True
 
 
 def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_remedy(tmp_path, monkeypatch):

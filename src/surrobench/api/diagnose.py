@@ -264,21 +264,23 @@ def diagnose_workload(
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
     warnings += report_warnings(reports) + notes
-    evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
-    optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
-    findings = _findings(record, evidence, flops, th, ceilings, optimized)
-    if measure_s > 0 and evidence:
-        try:
+    findings = []  # the estimates once read; a Ctrl-C from here on keeps them (every config was profiled and read)
+    try:
+        evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
+        optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
+        findings = _findings(record, evidence, flops, th, ceilings, optimized)
+        if measure_s > 0 and evidence:
             got = [ev.result for ev in evidence]
             measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
-        except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
-            cut = interrupted_profiling(record, len(record.results), reports, len(reports))
-            raise _interrupted(cut, findings, list(evidence), warnings) from None
-        warnings += noted
-        for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
-            store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
-        findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-        warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
+            warnings += noted
+            for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
+                store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
+            findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
+            warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
+    except KeyboardInterrupt:
+        cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
+        findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
+        raise _interrupted(cut, findings, list(evidence), warnings) from None
     return record, findings, warnings, evidence
 
 

@@ -21,7 +21,7 @@ from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
 from surrobench.execution.sweep import NO_HOOKS, Hooks, SweepInterrupted, SweepPlan, execute_sweep, interrupted_message
-from surrobench.execution.sweep import unsaved
+from surrobench.execution.sweep import mark_interrupted, unsaved
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
@@ -141,12 +141,12 @@ def profile_run(
     return replace(record, results=tuple(results)), reports
 
 
-def interrupted_profiling(record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
-    """Ctrl-C while profiling: ``partial`` the :class:`Profile` of ``record`` (every config timed and stored,
-    ``top_op`` set on those profiled) and the ``reports`` so far, of ``to_profile``; the message
-    ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
+def interrupted_profiling(store: ResultStore, record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
+    """Ctrl-C while profiling or after: ``record`` marked ``interrupted`` (:func:`mark_interrupted`); ``partial`` its
+    :class:`Profile` (every config timed and stored, ``top_op`` set on those profiled) and the ``reports`` so far, of
+    ``to_profile``; the message ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
     message = f"{interrupted_message(record, total)}, {len(reports)} of {to_profile} profiled"
-    return Interrupted(message, Profile(record, tuple(reports)))
+    return Interrupted(message, Profile(mark_interrupted(store, record), tuple(reports)))
 
 
 def time_and_profile(
@@ -217,11 +217,9 @@ def profile_phase(
         hooks.on_profile_start(to_profile)
         record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
     except KeyboardInterrupt:
-        store.finish_run(record.run_id, "interrupted")
         profiled = {r.config.config_id: r.config for r in done}
-        results = tuple(profiled.get(r.config_id, r) for r in record.results)
-        cut = replace(record, env={**record.env, "interrupted": True}, results=results)
-        raise interrupted_profiling(cut, len(plan.configs), done, to_profile) from None
+        cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
+        raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
     except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
         profiled = {r.config.config_id: r.config for r in done}
         raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)

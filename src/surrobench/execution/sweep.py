@@ -278,10 +278,7 @@ def execute_sweep(
     try:
         _run_rounds(request.rounds, run.run_id, store, configs, measure, hooks.on_result, results)
     except KeyboardInterrupt:
-        store.finish_run(run.run_id, "interrupted")
-        env["interrupted"] = True
-        store.update_env(run.run_id, env)  # as run --json has it, so show and compare of the stored run say so
-        raise SweepInterrupted(replace(run, env=env, results=tuple(results)), len(configs)) from None
+        raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
     except StoreWriteError as exc:
         raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
     try:
@@ -293,6 +290,13 @@ def execute_sweep(
     except StoreWriteError as exc:
         raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
+
+
+def mark_interrupted(store: RunSink, record: RunRecord) -> RunRecord:
+    """``record`` marked ``interrupted`` in ``store`` and in its env, as ``--json`` has it (``show`` says so)."""
+    store.finish_run(record.run_id, "interrupted")
+    store.update_env(record.run_id, env := {**record.env, "interrupted": True})
+    return replace(record, env=env)
 
 
 def mark_unsaved(store: RunSink, *run_ids: str) -> None:
