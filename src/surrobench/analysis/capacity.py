@@ -5,10 +5,11 @@
 service time drawn from the samples of its padded size measured before any load
 (:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
 (:func:`~surrobench.execution.batcher.idle_threshold`), after an idle of ``MAX_GAP_S`` or more from the samples
-taken after that idle (``idle_ms``), else back to back; plus the loop's own time per batch of that size measured
-over a backlog before the load (``loop_ms``, :func:`~surrobench.execution.batcher.loop_overhead`: the simulated
-batches then take as long on average as the backlog's) (:func:`predict_capacity`). Not modelled: the loop's time
-on a wake that serves nothing, late wake-ups, service times that change under load.
+taken after that idle (``idle_ms``), else back to back (a short run's and a backlog's: a sustained run's slow
+batches in their share); plus the loop's own time per step over the backlog (``loop_ms``,
+:func:`~surrobench.execution.batcher.loop_overhead`), after each batch of that size and each wake (batch 1's)
+(:func:`predict_capacity`). Not modelled: late wake-ups,
+service times that change under load.
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
@@ -128,6 +129,18 @@ def find_capacity(
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
 
 
+class _WakingClock(VirtualClock):
+    """A virtual clock on which the loop spends ``wake_s`` of its own after each wait (a wake that serves nothing
+    costs the loop a step, as a batch does: :func:`~surrobench.execution.batcher.loop_overhead`)."""
+
+    def __init__(self, wake_s: float) -> None:
+        super().__init__()
+        self.wake_s = wake_s
+
+    def sleep_until(self, t: float) -> None:
+        self.t = max(self.t, t) + self.wake_s
+
+
 def simulated_point(
     unloaded: dict[int, UnloadedLatency],
     policy: ServePolicy,
@@ -142,7 +155,8 @@ def simulated_point(
     NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`."""
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
-    clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+    sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+    clock = _WakingClock(unloaded[sizes[0]].loop_ms / 1e3)
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]
