@@ -5,10 +5,11 @@
 service time drawn from the samples of its padded size measured before any load
 (:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
 (:func:`~surrobench.execution.batcher.idle_threshold`), after an idle of ``MAX_GAP_S`` or more from the samples
-taken after that idle (``idle_ms``), else back to back; plus the loop's own time per batch of that size measured
-over a backlog before the load (``loop_ms``, :func:`~surrobench.execution.batcher.loop_overhead`: the simulated
-batches then take as long on average as the backlog's) (:func:`predict_capacity`). Not modelled: the loop's time
-on a wake that serves nothing, late wake-ups, service times that change under load.
+taken after that idle (``idle_ms``), else back to back (a short run's and a backlog's: a sustained run's slow
+batches in their share); plus the loop's own time per step over the backlog (``loop_ms``,
+:func:`~surrobench.execution.batcher.loop_overhead`), after each batch of that size and each wake (batch 1's)
+(:func:`predict_capacity`). Not modelled: late wake-ups,
+service times that change under load.
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
@@ -72,9 +73,10 @@ def find_capacity(
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
     prediction. Going down, no rate below ``min_rps`` (:func:`sparse_rate`) is measured, and one failing there ends
-    the search (sparser loads serve requests alone too); a :func:`flat_tail` turns it upward: rates doubling above
-    the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the flat tail's
-    (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`)
+    the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`, turns it
+    upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates doubling
+    above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the
+    highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`)
     and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
@@ -102,11 +104,11 @@ def find_capacity(
                 hi = rate
         else:
             hi, rate = rate, max(rate / factor, min_rps)
-            if hi <= min_rps:
+            if hi <= min_rps < max(s.rate_rps for s in steps):  # down to the floor from failing rates above
                 break
-            if passes(rate, "bound"):
+            if hi > min_rps and passes(rate, "bound"):
                 lo = rate
-            elif flat_tail(steps):  # not the queue's tail: a busier device may serve faster, so look above
+            elif hi <= min_rps or flat_tail(steps):  # a failing floor, or not the queue's tail: look above
                 flat_p99, rate = max(s.p99_ms or 0.0 for s in steps), max(s.rate_rps for s in steps)
                 while not up and len(steps) < MAX_SEARCH_STEPS and rate < max_rps and steps[-1].p99_ms is not None:
                     rate = min(2.0 * rate, max_rps)
@@ -128,6 +130,18 @@ def find_capacity(
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
 
 
+class _WakingClock(VirtualClock):
+    """A virtual clock on which the loop spends ``wake_s`` of its own after each wait (a wake that serves nothing
+    costs the loop a step, as a batch does: :func:`~surrobench.execution.batcher.loop_overhead`)."""
+
+    def __init__(self, wake_s: float) -> None:
+        super().__init__()
+        self.wake_s = wake_s
+
+    def sleep_until(self, t: float) -> None:
+        self.t = max(self.t, t) + self.wake_s
+
+
 def simulated_point(
     unloaded: dict[int, UnloadedLatency],
     policy: ServePolicy,
@@ -142,7 +156,8 @@ def simulated_point(
     NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`."""
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
-    clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+    sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+    clock = _WakingClock(unloaded[sizes[0]].loop_ms / 1e3)
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]
@@ -229,13 +244,15 @@ def no_rate_found(target_p99_ms: float, capacity: Capacity, sparse_rps: float = 
     steps, head = capacity.steps, f"no rate found for P99 <= {target_p99_ms:g} ms: "
     if capacity.capacity_rps or not steps or steps[-1].p99_ms is None:
         return None
-    if steps[-1].rate_rps <= sparse_rps:
-        sparse = f"{steps[-1].rate_rps:.4g} rps, sparse enough that nine requests in ten are served alone"
-        return head + f"a load at {sparse}, measured P99 {steps[-1].p99_ms:.3g} ms"
+    floor, top = next((s for s in steps if s.rate_rps <= sparse_rps), None), max(s.rate_rps for s in steps)
+    if floor is not None:
+        sparse = f"{floor.rate_rps:.4g} rps, sparse enough that nine requests in ten are served alone"
+        above = f"; the rates above, up to {top:.4g} rps, failed too" if top > floor.rate_rps else ""
+        return head + f"a load at {sparse}, measured P99 {floor.p99_ms:.3g} ms{above}"
     flat = next((f for i in range(1, len(steps) + 1) if (f := flat_tail(steps[:i]))), None)
     if flat is None:
         return None
-    (a, b), top = flat, max(s.rate_rps for s in steps)
+    a, b = flat
     above = f"; the rates above, up to {top:.4g} rps, failed too" if top > a.rate_rps else ""
     return head + (
         f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "

@@ -186,6 +186,8 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
+#: A backlog's service times kept beside the back-to-back samples, at most (every n-th: its share of slow batches).
+SUSTAINED_SAMPLES = 3 * BACK_TO_BACK_SAMPLES
 #: Batches after the longest idle probed, at least (their P99 is then their max; a short budget gets these).
 MIN_IDLE_SAMPLES = 3
 #: The idle threshold's probes (:func:`idle_threshold`): gaps doubling from :data:`MIN_GAP_S` to :data:`MAX_GAP_S`
@@ -218,24 +220,27 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
-def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s: float) -> float:
-    """The batcher loop's own time per batch of ``k`` (s) beyond the service samples ``back_s`` (s, back to
-    back): a backlog of batches of ``k`` served by :func:`serve_open_loop` for about ``window_s`` (at least
-    :data:`MIN_UNLOADED_SAMPLES` batches, at most a load's arrivals), its elapsed time per batch less the mean of
-    ``back_s``, 0 when not above it: the queue's bookkeeping and what a sustained run meets that a few
-    milliseconds of samples miss (preemption by other processes; docs/benchmarks/cpu-loop.md)."""
+def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s: float) -> tuple[float, list[float]]:
+    """A backlog of batches of ``k`` served by :func:`serve_open_loop` for about ``window_s`` (at least
+    :data:`MIN_UNLOADED_SAMPLES` batches, at most a load's arrivals; ``back_s``, s, sets their number): the
+    loop's own time per batch (s: the backlog's time neither serving nor waiting, per batch) and the batches'
+    service times (s), a sustained run's (preemption by other processes, docs/benchmarks/cpu-loop.md). Both come
+    from one window: a difference of two windows' means would charge the drift between them
+    (docs/benchmarks/h200-capacity.md, "What the loop charge stood for")."""
     median = max(float(np.median(back_s)), 1e-9)
     n = int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, window_s / median)))
     trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
-    return max(0.0, trace.elapsed_s / len(trace.batch_size) - float(np.mean(back_s)))
+    served = np.subtract(trace.batch_end_s, trace.batch_start_s)
+    return trace.loop_s / len(served), served[:: max(1, len(served) // SUSTAINED_SAMPLES)].tolist()
 
 
 def unloaded_latency(
     service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
 ) -> dict[int, tuple[float, list[float], list[float], float, list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
-    batches run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`)
-    after the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``), then up to
+    batches run back to back (then a backlog's, :func:`loop_overhead`), then of batches each started the idle
+    threshold ``gap_s`` (:func:`idle_threshold`) after the last, then the backlog loop's own time per batch (0
+    without ``loop``), then up to
     :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
     :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap): a longer idle can be slower still (an
     H100's eager U-Net, docs/benchmarks/h200-capacity.md). At most
@@ -265,5 +270,6 @@ def unloaded_latency(
         isolated = [timed_after(k, gap_s) for _ in range(count)]
         idle_count = int(min(MIN_UNLOADED_SAMPLES, max(MIN_IDLE_SAMPLES, share_s / (MAX_GAP_S + median))))
         idle = [timed_after(k, MAX_GAP_S) for _ in range(idle_count)] if gap_s < MAX_GAP_S else []
-        out[k] = (gap_s, isolated, back, loop_overhead(service, k, back, clock, share_s) if loop else 0.0, idle)
+        own_s, sustained = loop_overhead(service, k, back, clock, share_s) if loop else (0.0, [])
+        out[k] = (gap_s, isolated, back + sustained, own_s, idle)
     return out
