@@ -11,8 +11,10 @@ from torch.profiler import ProfilerActivity, profile
 
 from surrobench.collect.kineto_ops import ops_from_kineto
 from surrobench.collect.child import module_ranges, modules_lost
+from surrobench.analysis.op_readings import read_shapes
 from surrobench.collect.op_events import tables_from_events
 from surrobench.records.kernels import module_path
+from surrobench.records.ops import MAX_SHAPES_PER_OP
 
 GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4>"
 SOFTMAX = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, Epilogue>"
@@ -119,3 +121,14 @@ def test_each_op_knows_the_outermost_op_it_ran_inside():
     for row in stored_before["ops"]:
         del row["inside"]
     assert all(op.inside == () for op in ops.from_json(stored_before).ops)  # a table stored before it reads
+
+
+def test_an_ops_first_call_keeps_its_shapes_however_rare_so_reading_4_finds_the_input():
+    calls = [[[4, 64, 5], [128, 5], [128]]] + [[[4, 64, d], [d, d], [d]] for d in (128, 256, 32, 96, 64, 16)] * 2
+    events = [_op("aten::linear") for _ in calls]
+    for event, shapes in zip(events, calls, strict=True):
+        event.input_shapes, event.cpu_memory_usage, event.self_cpu_memory_usage = shapes, 0, 0
+    table, _ = tables_from_events(events, active_steps=1)
+    kept = table.ops[0].input_shapes
+    assert len(kept) == MAX_SHAPES_PER_OP + 1 and kept[-1] == "[[4, 64, 5], [128, 5], [128]]"
+    assert read_shapes(table, (4, 64, 5)).consumers == ("aten::linear",)

@@ -22,6 +22,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
 from surrobench.records import schemas
 
@@ -106,7 +107,8 @@ OTHER = "other"
 CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
 _COMPILED = tuple((category, re.compile(pattern)) for category, pattern, _ in CATEGORY_TABLE)
 
-#: Input-shape signatures kept per op, most frequent first.
+#: Input-shape signatures kept per op, most frequent first; the op's first call's is kept besides (the call on
+#: the model's input, which reading 4 looks for, may be the op's rarest).
 MAX_SHAPES_PER_OP = 4
 #: Enclosing ops kept per op (:attr:`OpStat.inside`), and the smallest share of its self time that lists one.
 MAX_INSIDE_PER_OP = 3
@@ -130,7 +132,7 @@ class OpStat(schemas.Plain):
     """One operator (or one kernel no op launched), summed over the table's active steps.
 
     Times in µs, memory in bytes (net: allocated minus freed), ``share`` a fraction of the table's
-    ``total_us``; ``input_shapes`` are the distinct input-shape signatures seen, most frequent first.
+    ``total_us``; ``input_shapes``: distinct input-shape signatures, most frequent first (:data:`MAX_SHAPES_PER_OP`).
     ``inside``: the outermost ops of the step this op ran nested in, each with the fraction of its self CPU time
     spent there, largest first (at most :data:`MAX_INSIDE_PER_OP`, each at least :data:`MIN_INSIDE_SHARE`);
     empty where it ran at the top of the step, or where the table's builder does not know (a trace file).
@@ -217,6 +219,10 @@ class OpRows:
         shares = [(outer, us / own) for outer, us in self.inside[name].most_common(MAX_INSIDE_PER_OP)]
         return tuple((outer, float(share)) for outer, share in shares if share >= MIN_INSIDE_SHARE)
 
+    def _shapes(self, name: str) -> tuple[str, ...]:
+        seen = self.shapes[name]  # insertion-ordered: the first call's signature first
+        return tuple(dict.fromkeys([*dict(seen.most_common(MAX_SHAPES_PER_OP)), *islice(seen, 1)]))
+
     def finish(self, basis: str, **table) -> OpTable:
         times = self.self_device if basis == "device" else self.self_cpu
         total = float(sum(times.values()))
@@ -231,7 +237,7 @@ class OpRows:
                 self_cpu_us=float(self.self_cpu[name]),
                 device_mem_bytes=int(self.mem[name]),
                 self_device_mem_bytes=int(self.self_mem[name]),
-                input_shapes=tuple(s for s, _ in self.shapes[name].most_common(MAX_SHAPES_PER_OP)),
+                input_shapes=self._shapes(name),
                 inside=self._inside(name),
             )
             for name in self.calls
