@@ -22,7 +22,6 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
 
 from surrobench.records import schemas
 
@@ -107,8 +106,7 @@ OTHER = "other"
 CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
 _COMPILED = tuple((category, re.compile(pattern)) for category, pattern, _ in CATEGORY_TABLE)
 
-#: Input-shape signatures kept per op, most frequent first; the op's first call's is kept besides (the call on
-#: the model's input, which reading 4 looks for, may be the op's rarest).
+#: Input-shape signatures kept per op, most frequent first; the first call's too (on the model's input: reading 4).
 MAX_SHAPES_PER_OP = 4
 #: Enclosing ops kept per op (:attr:`OpStat.inside`), and the smallest share of its self time that lists one.
 MAX_INSIDE_PER_OP = 3
@@ -221,7 +219,7 @@ class OpRows:
 
     def _shapes(self, name: str) -> tuple[str, ...]:
         seen = self.shapes[name]  # insertion-ordered: the first call's signature first
-        return tuple(dict.fromkeys([*dict(seen.most_common(MAX_SHAPES_PER_OP)), *islice(seen, 1)]))
+        return tuple(dict.fromkeys([*dict(seen.most_common(MAX_SHAPES_PER_OP)), *list(seen)[:1]]))
 
     def finish(self, basis: str, **table) -> OpTable:
         times = self.self_device if basis == "device" else self.self_cpu
