@@ -28,6 +28,7 @@ OPS = (
     "aten::_fft_r2c",
     "aten::index_add_",
     "aten::conv2d",
+    "aten::slow_conv3d_forward",
     "aten::mm",
     "aten::add",
     "aten::copy_",

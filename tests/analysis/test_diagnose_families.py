@@ -298,3 +298,16 @@ def test_a_nearest_neighbour_search_is_a_distance_selection_family_on_a_cpu_op_t
     assert f.summary.startswith("6.000 ms per step in memory-bound ops (aten::_cdist_forward, aten::topk)")
     assert f.clauses[0].text.startswith("distance/selection (aten::_cdist_forward, aten::topk): all-pairs")
     assert any("KD-tree kNN" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]
+
+
+def test_pytorchs_own_im2col_convolutions_are_read_by_their_op_not_as_onednn():
+    """slow_conv3d_forward (and the 2-D fallbacks) are not oneDNN: no oneDNN layout advice; bf16 is named (it
+    routes the convolution to oneDNN), as are the threads; oneDNN's own convolution keeps the convolution family."""
+    for name in ("aten::slow_conv3d_forward", "aten::_slow_conv2d_forward", "aten::thnn_conv2d"):
+        assert family_of(name).name == "im2col convolution" and not family_of(name).low_intensity
+    assert family_of("aten::mkldnn_convolution").name == "convolution"
+    clauses = family_actions(["aten::slow_conv3d_forward"], cpu=True)
+    assert [c.remedies for c in clauses] == [("bf16",), ("threads",)]
+    assert not any("oneDNN reorders" in c.text or "channels_last" in c.text for c in clauses)
+    mixed = family_actions(["aten::_slow_conv2d_forward", "aten::mkldnn_convolution"], cpu=True)
+    assert {r for c in mixed for r in c.remedies} == {"bf16", "threads", "channels_last"}

@@ -102,3 +102,33 @@ def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_re
     assert [(f.summary, f.measured, f.action) for f in stored.findings] == [
         (f.summary, f.measured, f.action) for f in live.findings
     ]
+
+
+#: Two 3x3x3 convolutions: at batch 1 in fp32 PyTorch runs them as its own im2col + GEMM (slow_conv3d_forward).
+VOXEL = """
+from torch import nn
+
+
+def voxel():
+    return nn.Sequential(nn.Conv3d(1, 8, 3, padding=1), nn.GELU(), nn.Conv3d(8, 8, 3, padding=1))
+"""
+
+
+def test_without_calibration_a_compute_bound_finding_still_names_and_measures_its_settings(tmp_path, monkeypatch):
+    asked = []
+
+    def planted(cfg, prepared, findings, budget_s, **kw):
+        names = [r.name for r in advice.recipes_to_measure(findings, cfg.device)]
+        asked.extend(names)
+        bf16 = MeasuredRemedy("bf16", "faster", 6.0, (5.5, 6.5), 50.0, 40.0, 0.0, 1e-3)
+        same = [MeasuredRemedy(n, "no-difference", 1.0, (0.9, 1.1), 50.0, 0.0, 0.0, 1e-3) for n in names if n != "bf16"]
+        return (bf16, *same) if "bf16" in names else tuple(same)
+
+    monkeypatch.setattr(advice, "measure_config", planted)
+    (tmp_path / "voxel.py").write_text(VOXEL)
+    sweep = dict(SWEEP, shapes=[(1, 1, 16, 16, 16)])
+    d = diagnose(f"{tmp_path / 'voxel.py'}:voxel", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **sweep)
+    (found,) = [f for f in d.findings if f.kind == "compute_bound"]
+    assert found.gain_kind == "measured" and found.gain_ms == 40.0  # no roofline, yet measured
+    assert "bf16" in asked and "bf16" in found.remedies and "channels_last" not in asked  # not oneDNN: no layout
+    assert [m.remedy for m in found.measured if m.verdict == "faster"] == ["bf16"]

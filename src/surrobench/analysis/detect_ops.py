@@ -150,7 +150,11 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = clauses_of("run surrobench calibrate, then diagnose again to see how close to the peak they run", back)
+        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())
+        if not back and not any("bf16" in c.remedies for c in action):  # measured: no calibration says if bf16 wins
+            action += (Clause("lower the precision: bf16 autocast", ("bf16",)),)
+        calibrate = "run surrobench calibrate, then diagnose again to see how close to the peak they run"
+        action = clauses_of(action, calibrate, back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
     # past the peak by more than the calibration's spread: the ceiling is wrong (ceiling_suspect), no verdict
     ops = [o for o in _bound_ops(ev, th, "compute") if o.ceiling_fraction <= th.calibration_stale_ratio]
@@ -197,7 +201,8 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
     half = Clause(text + " TFLOP/s)", ("bf16",)) if faster else ""
     if severity == "info":
         return clauses_of("healthy near the peak", "to go faster cut the FLOPs", half)
-    return clauses_of(family_actions(names, cpu=True), half)
+    action = family_actions(names, cpu=True)  # bf16 once: an im2col convolution's family names it
+    return clauses_of(action, "" if any("bf16" in c.remedies for c in action) else half)
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -245,7 +250,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if enclosing is not None:
         outer = enclosing[0]
         family = family_of(outer)
-        contracts = family is not None and family.name in ("gemm/matmul/einsum", "convolution")
+        contracts = family is not None and not family.low_intensity  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)

@@ -32,7 +32,7 @@ class OpFamily:
     cpu_cause: str = ""
 
 
-_THREADS = "use every core (torch.get_num_threads())"
+_THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
@@ -68,7 +68,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         (
             Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"),
             Clause("batch the transforms in one call"),
-            Clause(_THREADS, ("threads",), direction="up"),
+            _THREADS,
         ),
         "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
         "a call's overhead",
@@ -99,7 +99,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         True,
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
         (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
-        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), Clause(_THREADS, ("threads",), direction="up")),
+        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), _THREADS),
     ),
     OpFamily(
         "convolution",
@@ -122,6 +122,15 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("channels_last convolutions (oneDNN)", ("channels_last",)),
         ),
         "convolutions below the cores' matmul peak: too few threads, a small batch, or a layout oneDNN reorders",
+    ),
+    OpFamily(
+        "im2col convolution",
+        (),
+        False,
+        "PyTorch's own im2col + GEMM convolution, not cuDNN's: cuDNN off, or not taking the layer's parameters",
+        (Clause("check torch.backends.cudnn.enabled"),),
+        (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), _THREADS),
+        "PyTorch's own im2col + GEMM convolution, not oneDNN's: taken for a small fp32 input at batch 1 (not at 2)",
     ),
     OpFamily(
         "gemm/matmul/einsum",
@@ -167,6 +176,9 @@ _BY_NAME = {f.name: f for f in OP_FAMILIES}
 _BY_CATEGORY = {c: f for f in OP_FAMILIES for c in f.categories}
 #: Ops of the gather/scatter category that only concatenate: they belong with the copies.
 _CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9])|catarray")
+#: PyTorch's own im2col + GEMM convolutions, taken over oneDNN for a small fp32 input at batch 1 (not at 2, not in
+#: bf16: ``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp; seen in torch 2.13) and without cuDNN.
+_IM2COL = re.compile(r"slow_conv|thnn_conv")
 
 
 def family_of(name: str) -> OpFamily | None:
@@ -174,7 +186,7 @@ def family_of(name: str) -> OpFamily | None:
     category = categorize(name)
     if category == "concat/index/gather/scatter" and _CONCAT.search(name.lower()):
         return _BY_NAME["copy/cast/cat"]
-    return _BY_CATEGORY.get(category)
+    return _BY_NAME["im2col convolution"] if _IM2COL.search(name.lower()) else _BY_CATEGORY.get(category)
 
 
 def low_intensity(name: str) -> bool:
