@@ -222,3 +222,11 @@ def test_optimize_is_cited_for_a_config_whose_remedies_diagnose_left_all_unmeasu
     )
     own, cited = own_or_optimized({"a": budget, "b": timed, "c": budget}, {"a": entry, "b": entry})
     assert own == {"b": timed, "c": budget} and cited == {"a": entry}  # one source per config
+
+
+def test_a_remedy_two_clauses_name_is_cited_once_when_dropped():
+    """elementwise and normalization both suggest torch.compile: measured not faster, it is said once."""
+    action = (Clause("fuse the elementwise chain: torch.compile", ("compile",)), Clause("fuse the norm", ("compile",)))
+    cited = cite_action(action, ENTRY)
+    assert [c.remedies for c in cited] == [(), ("cudagraph", "tf32")]  # both dropped; the recipe's clause
+    assert cited[0].text == "not recommended, measured: compile 0.80x [0.76, 0.84], not faster"

@@ -134,7 +134,7 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
         if cited is not None:
             kept.append(cited)
     if dropped:
-        kept.append(Clause(f"not recommended, measured: {', '.join(dropped)}"))
+        kept.append(Clause(f"not recommended, measured: {', '.join(dict.fromkeys(dropped))}"))  # each once
     if entry["recommended"]:
         sp = entry["recipe"]["speedup"]
         recipe = "+".join(entry["recommended"])
