@@ -358,3 +358,15 @@ def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():
     bench = PlantedBench({"fp32": 25.0})
     (m,) = measure_recipes(Trials(bench, bench.rounds, clock=PlantedClock()), recipes_to_measure([found], "cpu"), 1e-2)
     assert (m.remedy, m.verdict) == ("fp32", "faster") and m.speedup == pytest.approx(25.0, rel=0.02)
+
+
+def test_two_clauses_naming_one_remedy_give_its_measurement_once():
+    """Two families' "use every core" (an im2col and a oneDNN convolution): threads=2 judged once, then referred to."""
+    two = MeasuredRemedy("threads=2", "no-difference", 1.4, (0.98, 1.52), 10.0, 2.9, margin=0.02, direction="up")
+    clauses = (Clause("use every core", ("threads",), direction="up"), Clause("use all cores", ("threads",)))
+    (found,) = attach_measured([_finding("compute_bound", None, *clauses, severity="info")], {LABEL: (two,)})
+    assert [c.text for c in found.clauses] == [
+        f"use every core: measured, not advised ({two.text()})",
+        "use all cores: measured, not advised (threads=2: as above)",
+    ]
+    assert found.measured == (two,)

@@ -249,8 +249,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
     if enclosing is not None:
         outer = enclosing[0]
-        family = family_of(outer)
-        contracts = family is not None and not family.low_intensity  # a GEMM or a convolution
+        contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)

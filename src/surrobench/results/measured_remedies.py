@@ -42,14 +42,10 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def _speed(c: dict) -> str:
-    return speedup_text(c["speedup"])
-
-
 def _outcome(c: dict) -> str:
     """Why a measured remedy is not recommended, with its number."""
     if c["verdict"] in SLOWER:
-        return f"{c['name']} {_speed(c)}, not faster"
+        return f"{c['name']} {speedup_text(c['speedup'])}, not faster"
     if c["verdict"] == "rejected_accuracy":
         return f"{c['name']} rel L2 {c['rel_l2']:.1e}, over the tolerance"
     return f"{c['name']} {c['verdict']}: {c['reason']}"
@@ -87,12 +83,13 @@ def stack_faster(candidate: dict) -> bool:
 
 def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     found = stack_candidate(entry, clause.remedies)
-    name = "+".join(clause.remedies)
     if found is None:
-        return Clause(f"{clause.text} ({name} unmeasured)", clause.remedies, stacked=True), []
+        return Clause(f"{clause.text} ({'+'.join(clause.remedies)} unmeasured)", clause.remedies, stacked=True), []
     if not stack_faster(found):
-        return None, [f"{found['name']} {_speed(found)}, not faster"]
-    return Clause(f"{clause.text} ({found['name']} measured {_speed(found)})", clause.remedies, stacked=True), []
+        return None, [f"{found['name']} {speedup_text(found['speedup'])}, not faster"]
+    return Clause(
+        f"{clause.text} ({found['name']} measured {speedup_text(found['speedup'])})", clause.remedies, stacked=True
+    ), []
 
 
 def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
@@ -110,12 +107,12 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
         accepted = [c for c in found if c["verdict"] == "accepted"]
         if accepted:
             best = max(accepted, key=lambda c: c["speedup"]["median"])
-            notes.append(f"{best['name']} measured {_speed(best)}")
+            notes.append(f"{best['name']} measured {speedup_text(best['speedup'])}")
             any_kept = True
         elif found:
             dropped += [_outcome(c) for c in found]
         elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
-            dropped += [f"{c['name']} {_speed(c)}, faster the other way" for c in other_way]
+            dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
         else:
             notes.append(f"{name} unmeasured")
             any_kept = True
@@ -199,25 +196,29 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
     return [m for m in either_way if m.verdict == "faster" and m.direction not in (None, clause.direction)]
 
 
-def _rewrite(
-    clause: Clause, found: list[MeasuredRemedy], other_way: Sequence[MeasuredRemedy] = ()
-) -> tuple[Clause, bool]:
+def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[str]) -> tuple[Clause, bool]:
     """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
     remedy it names was judged and none was faster, or one moving the other way was faster
     (:func:`_the_other_way`), the clause as a statement that names no remedy, ``<text>: measured, not advised
-    (<each measurement>)`` (False: no longer advised). Module docstring."""
+    (<each measurement>)`` (False: no longer advised); one in ``said`` (earlier clauses') as ``<remedy>: as above``."""
+
+    def told(ms) -> str:
+        line = "; ".join(f"{m.remedy}: as above" if m.text() in said else m.text() for m in ms)
+        said.update(m.text() for m in ms)
+        return line
+
     faster = [m for m in found if m.verdict == "faster"]
     if other_way and not faster:
-        return Clause(f"{clause.text}: measured, not advised ({'; '.join(m.text() for m in other_way)})"), False
+        return Clause(f"{clause.text}: measured, not advised ({told(other_way)})"), False
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
-        return Clause(f"{clause.text} ({best.text()})", clause.remedies, clause.stacked), True
+        return Clause(f"{clause.text} ({told([best])})", clause.remedies, clause.stacked), True
     judged = [m for m in found if m.verdict in JUDGED]
     judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
-        return Clause(f"{clause.text}: measured, not advised ({'; '.join(m.text() for m in judged)})"), False
-    left = [m.text() for m in found if m.verdict == "not-measured"]
-    return (Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause), True
+        return Clause(f"{clause.text}: measured, not advised ({told(judged)})"), False
+    left = [m for m in found if m.verdict == "not-measured"]
+    return (Clause(f"{clause.text} ({told(left)})", clause.remedies, clause.stacked) if left else clause), True
 
 
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequence[MeasuredRemedy] = ()) -> Finding:
@@ -228,6 +229,7 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequ
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
+    said: set[str] = set()
     for clause in finding.clauses:
         found = clause_measurements(clause, measured) if clause.remedies else []
         mine += [m for m in found if m not in mine]
@@ -235,7 +237,7 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequ
         if not found and not other_way:
             kept.append(clause)
             continue
-        rewritten, advised = _rewrite(clause, found, other_way)
+        rewritten, advised = _rewrite(clause, found, other_way, said)
         kept.append(rewritten)
         if advised:
             lost += [m.text() for m in found if m.verdict in JUDGED and m.verdict != "faster"]
@@ -312,9 +314,9 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
                 continue
             if m.verdict in ("faster", "slower", "no-difference") and c["verdict"] in ("accepted", *SLOWER):
                 out.append(
-                    f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} {_speed(c)}"
-                    f"{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows disagree "
-                    "(optimize --verify decides in fresh processes)"
+                    f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} "
+                    f"{speedup_text(c['speedup'])}{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows "
+                    "disagree (optimize --verify decides in fresh processes)"
                 )
     return out
 
