@@ -150,11 +150,9 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())
-        if not back and not any("bf16" in c.remedies for c in action):  # measured: no calibration says if bf16 wins
-            action += (Clause("lower the precision: bf16 autocast", ("bf16",)),)
-        calibrate = "run surrobench calibrate, then diagnose again to see how close to the peak they run"
-        action = clauses_of(action, calibrate, back)
+        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())  # measured: none needs the calibration
+        half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
+        action = clauses_of(action, half, "run surrobench calibrate, then diagnose: how near the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
     # past the peak by more than the calibration's spread: the ceiling is wrong (ceiling_suspect), no verdict
     ops = [o for o in _bound_ops(ev, th, "compute") if o.ceiling_fraction <= th.calibration_stale_ratio]

@@ -197,14 +197,13 @@ def low_intensity(name: str) -> bool:
 def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
     """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
     a clause two families share (``use every core``) stands once, where it first comes."""
-    groups: dict[str, list[str]] = {}
+    groups: dict[OpFamily, list[str]] = {}
     for name in names:
         family = family_of(name)
         if family is not None:
-            groups.setdefault(family.name, []).append(name)
+            groups.setdefault(family, []).append(name)
     parts: list[Clause] = []
-    for family_name, ops in groups.items():
-        family = _BY_NAME[family_name]
+    for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action
         head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
         parts += [Clause(head + first.text, first.remedies), *(c for c in rest if c not in parts)]
