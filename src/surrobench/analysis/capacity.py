@@ -8,8 +8,7 @@ service time drawn from the samples of its padded size measured before any load
 taken after that idle (``idle_ms``), else back to back (a short run's and a backlog's: a sustained run's slow
 batches in their share); plus the loop's own time per step over the backlog (``loop_ms``,
 :func:`~surrobench.execution.batcher.loop_overhead`), after each batch of that size and each wake (batch 1's)
-(:func:`predict_capacity`). Not modelled: late wake-ups,
-service times that change under load.
+(:func:`predict_capacity`). Not modelled: late wake-ups, service times that change under load.
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
@@ -76,8 +75,8 @@ def find_capacity(
     the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`, turns it
     upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates doubling
     above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the
-    highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`)
-    and the load points measured, by rate.
+    highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within
+    :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -130,18 +129,6 @@ def find_capacity(
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
 
 
-class _WakingClock(VirtualClock):
-    """A virtual clock on which the loop spends ``wake_s`` of its own after each wait (a wake that serves nothing
-    costs the loop a step, as a batch does: :func:`~surrobench.execution.batcher.loop_overhead`)."""
-
-    def __init__(self, wake_s: float) -> None:
-        super().__init__()
-        self.wake_s = wake_s
-
-    def sleep_until(self, t: float) -> None:
-        self.t = max(self.t, t) + self.wake_s
-
-
 def simulated_point(
     unloaded: dict[int, UnloadedLatency],
     policy: ServePolicy,
@@ -157,7 +144,7 @@ def simulated_point(
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
-    clock = _WakingClock(unloaded[sizes[0]].loop_ms / 1e3)
+    clock = VirtualClock(wake_s=unloaded[sizes[0]].loop_ms / 1e3)  # the loop's step after each wake too
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]

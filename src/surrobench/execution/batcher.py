@@ -39,17 +39,17 @@ class WallClock:
 
 
 class VirtualClock:
-    """A clock that moves only when told: :meth:`sleep_until` jumps to ``t``, :meth:`advance` adds time (a
-    planted service time)."""
+    """A clock that moves only when told: :meth:`sleep_until` jumps to ``t`` and on by ``wake_s`` (a loop's own step
+    after each wait, s), :meth:`advance` adds time (a planted service time)."""
 
-    def __init__(self, start: float = 0.0) -> None:
-        self.t = start
+    def __init__(self, start: float = 0.0, wake_s: float = 0.0) -> None:
+        self.t, self.wake_s = start, wake_s
 
     def now(self) -> float:
         return self.t
 
     def sleep_until(self, t: float) -> None:
-        self.t = max(self.t, t)
+        self.t = max(self.t, t) + self.wake_s
 
     def advance(self, seconds: float) -> None:
         self.t += seconds
