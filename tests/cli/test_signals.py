@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import weakref
 from pathlib import Path
 
 import pytest
@@ -226,38 +225,6 @@ def test_an_ignored_signal_during_a_document_write_stays_ignored(tmp_path, monke
     finally:
         signal.signal(signal.SIGINT, previous)
     assert json.loads(target.read_text()) == {"configs": [1]}
-
-
-class _Cached:
-    """An object a weakref callback watches, as torch.compile's caches (torch/_dynamo/utils.py) do."""
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupt_python_drops_in_a_weakref_callback_still_ends_the_command(signum):
-    """The signal arrives while a weakref callback runs: Python drops the KeyboardInterrupt raised there, and it is
-    sent again once the callback returned, so the command still ends as interrupted, with the signal's exit code."""
-    past_the_callback = []
-
-    def callback(ref) -> None:
-        os.kill(os.getpid(), signum)
-        time.sleep(5)  # the handler raises here at the latest
-
-    cached = _Cached()
-    ref = weakref.ref(cached, callback)
-    with pytest.raises(KeyboardInterrupt), signals_as_interrupt():
-        del cached  # runs the callback, whose KeyboardInterrupt Python drops
-        past_the_callback.append(ref() is None)
-        for _ in range(500):  # until it is raised again here
-            time.sleep(0.01)
-    assert past_the_callback == [True] and interrupt_exit_code() == 128 + signum
-
-
-def test_another_exception_python_drops_goes_to_the_default_hook(capsys):
-    cached = _Cached()
-    ref = weakref.ref(cached, lambda ref: 1 / 0)
-    with signals_as_interrupt():
-        del cached
-    assert ref() is None and "ZeroDivisionError" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

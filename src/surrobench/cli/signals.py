@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 
@@ -26,27 +25,17 @@ def _as_interrupt(signum: int, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _raise_again(unraisable) -> None:
-    """A ``KeyboardInterrupt`` Python drops (raised in a weakref callback or ``__del__``, as torch.compile's) is sent
-    again 50 ms on, its callback returned: the first of :data:`SIGNALS` received, else SIGINT; else the default hook."""
-    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
-        return sys.__unraisablehook__(unraisable)
-    threading.Timer(0.05, signal.pthread_kill, (threading.main_thread().ident, [*_received, signal.SIGINT][0])).start()
-
-
 @contextlib.contextmanager
 def _handled(signals: tuple, handler) -> Iterator[None]:
-    """``handler`` for ``signals`` and :func:`_raise_again` while the block runs, the previous ones restored after.
-    Outside the main thread (where Python cannot set signal handlers) the block runs unchanged."""
+    """``handler`` for ``signals`` while the block runs, the previous handlers restored after. Outside the main
+    thread (where Python cannot set signal handlers) the block runs unchanged."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {s: signal.signal(s, handler) for s in signals}
-    hook, sys.unraisablehook = sys.unraisablehook, _raise_again
     try:
         yield
     finally:
-        sys.unraisablehook = hook
         for s, before in previous.items():
             signal.signal(s, before)
 
