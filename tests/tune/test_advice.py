@@ -372,3 +372,27 @@ def test_two_clauses_naming_one_remedy_give_its_measurement_once():
         "use all cores: measured, not advised (threads=2: as above)",
     ]
     assert found.measured == (two,)
+
+
+def test_a_family_clause_keeps_its_direction_and_elsewhere_means_measured_there():
+    """A family's headed first clause keeps its direction (so ``threads=1`` measured faster stops "use every core
+    for oneDNN" credited elsewhere); "measured under" names another finding only where it measured the remedy; a
+    clause whose remedies were all judged not applicable is not called measured."""
+    from surrobench.analysis.op_families import family_actions
+
+    conv = family_actions(["aten::mkldnn_convolution"], cpu=True)
+    assert any(c.remedies == ("threads",) and c.direction == "up" for c in conv)
+    faster = MeasuredRemedy("threads=1", "faster", 4.3, (3.8, 4.4), 200.0, 150.0, direction="down")
+    threads = _finding("thread_oversubscription", 1.0, Clause("threads=1", ("threads",), direction="down"))
+    compute = _finding("compute_bound", 1.0, *conv)
+    memory = _finding("memory_bound", 2.0, Clause("fuse (torch.compile)", ("compile",)))
+    fragmented = _finding("fragmented_ops", 1.0, Clause("torch.compile", ("compile",)))
+    unmeasured = MeasuredRemedy("compile", "not-measured", None, None)
+    out = {f.kind: f for f in attach_measured([threads, compute, memory, fragmented], {LABEL: [faster, unmeasured]})}
+    assert not any(c.remedies == ("threads",) for c in out["compute_bound"].clauses)  # advised against, not advised
+    assert out["fragmented_ops"].clauses == fragmented.clauses  # compile was not measured under memory_bound
+    moot = MeasuredRemedy("threads=2", "infeasible", None, None)
+    (every_core,) = attach_measured(
+        [_finding("compute_bound", 1.0, Clause("use every core", ("threads",)))], {LABEL: [moot]}
+    )
+    assert every_core.clauses[0].remedies == () and "measured" not in every_core.clauses[0].text

@@ -13,7 +13,7 @@ The other words a finding uses on a GPU and on a CPU: :func:`words`."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from surrobench.records.findings import Clause
 from surrobench.records.ops import categorize
@@ -130,7 +130,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "PyTorch's own im2col + GEMM convolution, not cuDNN's: cuDNN off, or not taking the layer's parameters",
         (Clause("check torch.backends.cudnn.enabled"),),
         (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), _THREADS),
-        "PyTorch's own im2col + GEMM convolution, not oneDNN's: taken for a small fp32 input at batch 1 (not at 2)",
+        "PyTorch's own im2col + GEMM convolution, not oneDNN's (oneDNN declines some dtypes and small inputs)",
     ),
     OpFamily(
         "gemm/matmul/einsum",
@@ -206,7 +206,7 @@ def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]
     for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action
         head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
-        parts += [Clause(head + first.text, first.remedies), *(c for c in rest if c not in parts)]
+        parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
     return tuple(parts)
 
 

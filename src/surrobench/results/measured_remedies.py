@@ -216,7 +216,8 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[s
     judged = [m for m in found if m.verdict in JUDGED]
     judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
-        return Clause(f"{clause.text}: measured, not advised ({told(judged)})"), False
+        word = "measured, not advised" if any(m.verdict in MEASURED for m in judged) else "not advised"  # n/a only
+        return Clause(f"{clause.text}: {word} ({told(judged)})"), False
     left = [m for m in found if m.verdict == "not-measured"]
     return (Clause(f"{clause.text} ({told(left)})", clause.remedies, clause.stacked) if left else clause), True
 
@@ -240,7 +241,7 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequ
         rewritten, advised = _rewrite(clause, found, other_way, said)
         kept.append(rewritten)
         if advised:
-            lost += [m.text() for m in found if m.verdict in JUDGED and m.verdict != "faster"]
+            lost += [m.text() for m in found if m.verdict in MEASURED and m.verdict != "faster"]
     if tuple(kept) == finding.clauses:
         return finding
     if lost:
@@ -276,7 +277,9 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
         got = attach_one(f, [m for m in measured[f.config] if m not in theirs], measured[f.config])
         clauses = tuple(
             Clause(f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})", c.remedies, c.stacked)
-            if c.remedies and not clause_measurements(c, got.measured) and (elsewhere := clause_measurements(c, theirs))
+            if c.remedies
+            and not clause_measurements(c, got.measured)
+            and (elsewhere := [m for m in clause_measurements(c, theirs) if m.verdict in MEASURED])
             else c
             for c in got.clauses
         )
