@@ -100,3 +100,13 @@ def test_measured_actions_read_as_the_issue_shows_them():
     )
     with pytest.raises(ValueError):
         MeasuredRemedy("tf32", "better")
+
+
+def test_a_no_difference_beyond_the_margin_reads_inconclusive_as_the_paired_rule_says():
+    """The paired rule's ``no-difference`` holds ``unchanged`` and ``inconclusive`` (records/paired.py): a point
+    estimate beyond the margin whose interval is not (a 28x bf16 under a drifting baseline) is inconclusive."""
+    from surrobench.records.findings import MeasuredRemedy
+
+    wide = MeasuredRemedy("bf16", "no-difference", 28.3, (1.17, 34.5), noise_floor=0.174, margin=0.174)
+    near = MeasuredRemedy("bf16", "no-difference", 1.05, (0.98, 1.12), noise_floor=0.174, margin=0.174)
+    assert ", inconclusive (" in wide.text() and ", no difference (" in near.text()

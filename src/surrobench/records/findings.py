@@ -195,7 +195,9 @@ class MeasuredRemedy(schemas.Plain):
                 clears = f", clears 1 + {rule}" if rule else ""
                 return head + clears + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
-            return f"{head}, {self.verdict.replace('-', ' ')}{needs}"
+            beyond = self.margin is not None and not 1 / (1 + self.margin) <= self.speedup <= 1 + self.margin
+            word = "inconclusive" if self.verdict == "no-difference" and beyond else self.verdict.replace("-", " ")
+            return f"{head}, {word}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
