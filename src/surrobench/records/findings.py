@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from surrobench.records import schemas
+from surrobench.records.paired import Speedup
 from surrobench.records.vocab import REMEDIES, remedy_id
 
 #: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
@@ -195,8 +196,9 @@ class MeasuredRemedy(schemas.Plain):
                 clears = f", clears 1 + {rule}" if rule else ""
                 return head + clears + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
-            beyond = self.margin is not None and not 1 / (1 + self.margin) <= self.speedup <= 1 + self.margin
-            word = "inconclusive" if self.verdict == "no-difference" and beyond else self.verdict.replace("-", " ")
+            # the paired rule's own verdict: the margin as the floor gives Speedup.margin() the same margin back
+            paired = Speedup(self.speedup, self.ci95, self.margin).verdict() if self.margin and self.ci95 else None
+            word = "inconclusive" if paired == "inconclusive" else self.verdict.replace("-", " ")  # one rule's words
             return f"{head}, {word}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
