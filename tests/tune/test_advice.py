@@ -58,6 +58,35 @@ def test_remedies_are_measured_in_order_of_the_estimated_gain():
     assert [r.name for r in recipes] == ["compile", "cudagraph", "compile-reduce-overhead", "tf32", "bf16"]
 
 
+def test_the_step_time_at_stake_orders_the_remedies_before_severity():
+    """A fresh-user trial's voxel autoencoder (CPU, no calibration): convolutions held 87% of the op time (an info
+    compute_bound naming bf16, no estimate), a low thread_oversubscription naming fewer threads; a 20 s budget went
+    to the threads first. The op time a finding's ops hold is its stake: bf16 first, and what the budget leaves
+    reads not measured."""
+    from synthetic import config, latency_samples
+
+    from surrobench.analysis.detect_ops import compute_bound
+    from surrobench.analysis.evidence import ConfigEvidence
+    from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+    from surrobench.records.ops import OpStat, OpTable
+
+    ops = (OpStat("aten::slow_conv3d_forward", "convolution", 60, 0.0, 0.0, 0.87, 8700.0),)
+    ev = ConfigEvidence(result=config(latency_samples(60.0, 0.001)), op_table=OpTable(ops, "cpu", 10000.0, 1, "p"))
+    conv = compute_bound(ev, DEFAULT_THRESHOLDS)
+    threads = _finding("thread_oversubscription", None, Clause("1 thread", ("threads",)), severity="low")
+    copies = _finding("memory_bound", None, Clause("cast once"), severity="medium")
+    assert conv.severity == "info" and conv.estimated_gain_ms is None
+    named = [r.name for r in recipes_to_measure([copies, threads, conv], "cpu", step_ms=60.0)]
+    assert named[0] == "bf16" and named.index("threads=1") > named.index("bf16")
+    assert recipes_to_measure([threads, conv], "cpu")[0].name == "threads=1"  # no step: by rank, severity first
+    clock = PlantedClock()
+    bench = PlantedBench({"bf16": 6.9}, clock=clock, window_s=10.0)
+    trials = Trials(bench, bench.rounds, budget_s=12.0, budget_end=12.0, clock=clock, bounded=True)
+    got = measure_recipes(trials, recipes_to_measure([threads, conv], "cpu", step_ms=60.0), 1e-2)
+    assert got[0].remedy == "bf16" and got[0].verdict == "faster"
+    assert {m.verdict for m in got[1:]} == {"not-measured"} and "not measured" in got[1].text()
+
+
 def test_a_stacked_clause_is_one_recipe_and_threads_are_every_count():
     stack = _finding("compute_bound", 1.0, Clause("tf32 then compile", ("tf32", "compile"), stacked=True))
     assert [r.name for r in recipes_to_measure([stack], "cuda")] == ["tf32+compile"]

@@ -17,7 +17,7 @@ from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, rea
 from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
+from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
 from surrobench.records.kernels import MATMUL_CLASSES, is_metadata_op
 from surrobench.records.ops import categorize
@@ -102,7 +102,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     evidence = [
-        Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, "fraction") for n, ms, s in rows
+        Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, OP_SHARE) for n, ms, s in rows
     ] + evidence
     if ev.op_table is not None:
         for c in read_memory(ev.op_table).candidates:
@@ -148,7 +148,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         share = sum(s for _, s in rows)
         if share < th.compute_share_min:
             return None
-        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
+        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
         action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())  # measured: none needs the calibration
         half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
@@ -225,7 +225,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         else f"elementwise/copy/concat ops hold {share - extra:.0%} of op time and tiny calls of other low-intensity ops "
         f"{extra:.0%}: {share:.0%} in all"
     )
-    evidence = [Evidence("profiler", text, share, "fraction")]
+    evidence = [Evidence("profiler", text, share, OP_SHARE)]
     if reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
         evidence.append(

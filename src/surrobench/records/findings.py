@@ -46,6 +46,8 @@ KINDS: dict[str, str] = {
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""
 SOURCES = ("profiler", "timeline", "run", "system", "roofline")
+#: The :attr:`Evidence.unit` of an op's share of the profiled op time (0-1): the time a finding's ops hold.
+OP_SHARE = "share of op time"
 #: What a verdict rests on (:attr:`Finding.evidence_source`): a bound verdict (memory-, compute-bound) says whether
 #: hardware counters measured it or the FLOP/byte estimate of the roofline inferred it (docs/design.md, "Findings").
 EVIDENCE_SOURCES: dict[str, str] = {

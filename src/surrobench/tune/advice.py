@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
-from surrobench.records.findings import Finding, MeasuredRemedy, direction, saved_ms
+from surrobench.records.findings import OP_SHARE, Finding, MeasuredRemedy, direction, rank_findings, saved_ms
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
@@ -52,14 +52,25 @@ VERDICTS = {
 }
 
 
-def recipes_to_measure(findings: Sequence[Finding], device: str, *, thorough: bool = False) -> list[Recipe]:
-    """The recipes of the remedies ``findings`` name on ``device``, each once: findings by estimated gain (largest
-    first, None last), each clause's remedies in order; a stacked clause one recipe (skipped when two of its
-    remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
+def recipes_to_measure(
+    findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
+) -> list[Recipe]:
+    """The recipes of the remedies ``findings`` name on ``device``, each once, in the order the evidence gives:
+    findings by the step time at stake, largest first: the estimated saving, else (no estimate, as a compute_bound
+    without a roofline) the op time its ops hold (its :data:`~surrobench.records.findings.OP_SHARE` evidence times
+    ``step_ms``); those with neither after them in their rank (:func:`~surrobench.records.findings.rank_findings`:
+    severity first); each finding's clauses, and a clause's remedies, in the order it names them. A stacked clause is
+    one recipe (skipped when two of its remedies set the same setting); a remedy id every candidate of that id
+    (``threads``: each count)."""
     by_id: dict[str, list] = {}
     for r in candidate_remedies(device, thorough=thorough):
         by_id.setdefault(remedy_id(r.name), []).append(r)
-    order = sorted(findings, key=lambda f: -(f.estimated_gain_ms if f.estimated_gain_ms is not None else -1.0))
+
+    def stake(f: Finding) -> float:
+        held = sum(e.value for e in f.evidence if e.unit == OP_SHARE) * (step_ms or 0.0)
+        return f.estimated_gain_ms if f.estimated_gain_ms is not None else held or -1.0
+
+    order = sorted(rank_findings(list(findings)), key=lambda f: -stake(f))
     out: list[Recipe] = []
     for f in order:
         for clause in f.clauses:
@@ -165,7 +176,7 @@ def measure_config(
     start included), each with its :func:`~surrobench.records.findings.direction`, savings on ``step_ms``
     (:func:`measure_recipes`); empty when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises,
     or KeyboardInterrupt."""
-    recipes = recipes_to_measure(findings, cfg.device)
+    recipes = recipes_to_measure(findings, cfg.device, step_ms=step_ms)
     if not recipes or budget_s <= 0:
         return ()
     request = OptimizeRequest((), budget_s=budget_s, tolerance=tolerance, rounds=rounds, rebuildable=False)
