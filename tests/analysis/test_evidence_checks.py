@@ -18,7 +18,7 @@ from surrobench.analysis.evidence_checks import (
     check_trace,
     qualify,
 )
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import OP_SHARE, Evidence, Finding
 from surrobench.records.kernels import KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.trace import load_trace
@@ -69,6 +69,25 @@ def test_op_level_verdicts_of_an_unreliable_profile_say_so_and_others_stay():
     assert memory.evidence[-1].source == "profiler" and memory.evidence[-1].value == pytest.approx(150.0)
     assert memory.summary.startswith("[unreliable profile]")
     assert sync == _finding("host_sync")
+
+
+def test_an_op_an_unreliable_profile_shrinks_below_the_share_floor_is_still_named():
+    """A fresh-user trial's point-cloud model: topk held 41% of a reliable CPU profile, 9.8% of one 13.6x the timed
+    step (allocating ops inflated more), under ``bound_op_share_min``: the memory_bound verdict named only the
+    copies. The floor is over the step ratio there: topk is named, the verdict qualified."""
+    from surrobench.analysis.detect_ops import memory_bound
+    from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+
+    shares = {"aten::cat": 0.178, "aten::copy_": 0.128, "aten::topk": 0.098, "aten::addmm": 0.125}
+    rows = tuple(OpStat(n, "other", 5, 0.0, 0.0, s, s * 747e3) for n, s in shares.items())
+    table = OpTable(rows, "cpu", 747e3, 5, "profiler")
+    named = {}
+    for profiled in (11.1 * 1.3, 11.1 * 13.6):
+        ev = _evidence(timed_ms=11.1, profiled_ms=profiled, device="cpu", op_table=table)
+        (found,) = qualify([memory_bound(ev, DEFAULT_THRESHOLDS)], {LABEL: check_evidence(ev)})
+        named[check_evidence(ev).verdict] = (found.summary, {e.value for e in found.evidence if e.unit == OP_SHARE})
+    assert named["ok"][1] == {0.178, 0.128}  # topk under the floor of a reliable profile: not named
+    assert named["unreliable"][1] == {0.178, 0.128, 0.098} and named["unreliable"][0].startswith("[unreliable profile]")
 
 
 @pytest.mark.parametrize(
