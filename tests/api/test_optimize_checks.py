@@ -98,7 +98,7 @@ def test_a_forward_that_leaks_is_warned_about(model_file, tmp_path):
 def test_a_temporary_freed_each_call_is_no_leak(model_file, tmp_path):
     # a fresh-user trial: optimize warned "memory grew on most timed calls (+2.1 MiB per call)" for the zoo FNO,
     # whose rounds each began after the free heap was returned, and whose warm-up took it back
-    # 4 rounds (optimize runs 6 by default): the least round's growth is the verdict, and with 2 a settling heap
-    # took fresh blocks in both once in about four whole-suite runs (docs/benchmarks/cpu-allocator.md)
+    # 4 rounds (optimize runs 6 by default): the verdict is the median timed call of the rounds, as run reads its loop
+    # (docs/benchmarks/cpu-allocator.md)
     (entry,) = _optimize(f"{model_file}:temporaries", tmp_path, rounds=4).configs
     assert entry.baseline.status == "ok" and LEAK_KEY not in entry.baseline.extra

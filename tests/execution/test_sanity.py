@@ -103,3 +103,42 @@ def test_a_leak_or_a_mutation_seen_in_a_later_round_only_survives_the_merge():
     # a later round that fails keeps what the earlier rounds saw
     failed = merge_rounds([rounds[1], replace(rounds[0], status="error", error="boom")])
     assert failed.status == "error" and failed.extra[MUTATED_KEY] == [0] and failed.extra[LEAK_KEY]["rounds"] == 1
+
+
+class WorkingSet(nn.Module):
+    """Planted resident memory (``held``, MiB): the first call after the other variant's takes its working set back
+    (``size`` MiB over what the other holds), a leaking one keeps ``leak`` MiB more on every call."""
+
+    def __init__(self, held: dict, size: int, leak: int = 0) -> None:
+        super().__init__()
+        self.conv, self.held, self.size, self.leak = nn.Conv2d(2, 1, 1), held, size, leak
+
+    def forward(self, x):
+        if self.held["last"] is not self:
+            self.held["mib"] += self.size - self.held["size"]
+            self.held["last"], self.held["size"] = self, self.size
+        self.held["mib"] += self.leak
+        return self.conv(x)
+
+
+def test_optimize_reads_growth_from_a_variants_own_timed_calls(monkeypatch):
+    # a fresh-user trial's wavelet operator: optimize warned "memory grew (+1.4 MiB per call)" where a plain run read
+    # none: each round was read from the end of the other variant's, so taking its working set back read as growth
+    from surrobench.execution import sanity
+    from surrobench.execution.interleave import interleave, open_variant
+
+    held = {"mib": 100, "size": 0, "last": None}
+    monkeypatch.setattr(sanity, "memory_in_use", lambda device: held["mib"] * 2**20)
+
+    def variant(size: int, leak: int):
+        prepared = prepare_model(TinySurrogate(lambda: WorkingSet(held, size, leak)), "cpu", 0)
+        return open_variant(exec_config(), prepared, own_module=False)
+
+    def grown(leak: int) -> list:
+        heavy, light = variant(64, leak), variant(0, 0)
+        interleave([heavy, light], 3, 1, 4)
+        return [merge_rounds(v.rounds).extra.get(LEAK_KEY) for v in (heavy, light)]
+
+    assert grown(0) == [None, None]
+    heavy, light = grown(4)
+    assert light is None and heavy["bytes_per_call"] == 4 * 2**20 and heavy["rounds"] == 3

@@ -118,15 +118,12 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     cfg = variant.cfg
     start = _allocated(cfg.device)
     watch = variant.watch = variant.watch or MemoryWatch(cfg.device)
-    watch.pause()  # other variants ran since its last round
-    # before the tracker returns the free heap to the system: a round that only takes it back has not grown (glibc
-    # may take fresh blocks for several calls after that, docs/benchmarks/cpu-allocator.md), one that leaks has
-    watch.sample()
+    watch.pause()  # its intervals are its own timed calls: not other variants' rounds, the heap's return, a warm-up
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
     with execution_settings(cfg), torch.inference_mode():
-        samples = measure_round(variant.step, warmup, iters, cfg.device)
-        watch.sample(warmup + iters)
+        samples = measure_round(variant.step, warmup, iters, cfg.device, watch.sample)
+        watch.sample()
         variant.calls += warmup + iters
         found = check_calls(variant.step, range(len(variant.input_sets)), variant.calls, "end")
         variant.calls += len(variant.input_sets)
@@ -136,7 +133,7 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     inputs = input_specs(variant.input_sets[0])
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
-    growth = watch.growth(every=True)  # each interval a round
+    growth = watch.growth()  # the median timed call of its rounds so far, as run reads its loop
     flags = {
         **({LEAK_KEY: growth} if growth else {}),
         **({FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}),

@@ -38,8 +38,8 @@ def memory_in_use(device: str) -> int:
 
 
 class MemoryWatch:
-    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval (``run``: each
-    timed call; ``optimize``: each round, :meth:`pause` between; ``serve``: each load point)."""
+    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval (``run`` and
+    ``optimize``: each timed call, :meth:`pause` between optimize's rounds; ``serve``: each load point)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -61,14 +61,12 @@ class MemoryWatch:
         """Other work runs until the next :meth:`sample`, which opens a new interval instead of closing one."""
         self._last = None
 
-    def growth(self, every: bool = False) -> dict | None:
-        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median interval (``every``: the least, for
-        intervals of many calls each: a leak grows in every one, a settling heap in some,
-        docs/benchmarks/cpu-allocator.md) grew by at least :data:`LEAK_MIN_BYTES_PER_CALL` per call, else None (also
-        with fewer than two intervals)."""
+    def growth(self) -> dict | None:
+        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median interval grew by at least
+        :data:`LEAK_MIN_BYTES_PER_CALL` per call, else None (also with fewer than two intervals)."""
         if len(self.per_call_bytes) < 2:
             return None
-        per_call = (min if every else statistics.median)(self.per_call_bytes)
+        per_call = statistics.median(self.per_call_bytes)
         if per_call < LEAK_MIN_BYTES_PER_CALL:
             return None
         return {"bytes_per_call": int(per_call), "growth_bytes": int(self.grown_bytes), "calls": self.calls}
