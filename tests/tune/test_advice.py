@@ -347,7 +347,9 @@ def test_savings_are_taken_on_the_timed_step_and_a_drifted_window_is_said():
     assert drift_note(got, None) is None
 
 
-def test_a_remedy_known_not_to_apply_is_not_counted_as_measured(monkeypatch):
+def test_a_configs_note_counts_what_it_lists(monkeypatch):
+    """A fresh-user trial read "3 of 4 remedies measured; not applicable: threads=2": the not applicable one was in
+    the count, a failed one among the measured. The note counts the measured of those that apply, and names each."""
     from types import SimpleNamespace
 
     from surrobench.tune import advice
@@ -356,6 +358,8 @@ def test_a_remedy_known_not_to_apply_is_not_counted_as_measured(monkeypatch):
         MeasuredRemedy("threads=1", "slower", 0.6, (0.5, 0.7), 3.0, -2.0),
         MeasuredRemedy("threads=2", "infeasible", reason="the baseline already runs 2"),
         MeasuredRemedy("compile", "not-measured", reason="budget spent"),
+        MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=0.1, tolerance=0.01),
+        MeasuredRemedy("channels_last", "failed", reason="boom"),
     )
     monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: got)
@@ -364,7 +368,9 @@ def test_a_remedy_known_not_to_apply_is_not_counted_as_measured(monkeypatch):
     finding = _finding("thread_oversubscription", None, Clause("fewer threads", ("threads",)))
     measured, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0)
     assert measured == {LABEL: got}
-    assert note.startswith(f"{LABEL}: 1 of 3 remedies measured") and note.endswith("not applicable: threads=2")
+    head, _, tail = note.partition(" s (budget 10 s)")
+    assert head.startswith(f"{LABEL}: 2 of 4 remedies measured in ")
+    assert tail == ": threads=1, bf16; failed: channels_last; not measured: compile; not applicable: threads=2"
 
 
 def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():

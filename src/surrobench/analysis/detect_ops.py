@@ -46,13 +46,12 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
-    """An op's least share of op time to be named bound: ``bound_op_share_min``, over the profiled-to-timed step
-    ratio of an unreliable profile (:func:`~surrobench.analysis.evidence_checks.check_step`): its shares are not the
-    timed step's, and an op holding the floor of that step may show a ratio-th of it (a trial's topk: 41% of a
-    reliable profile, 9.8% of a 13.6x one), so it is named, its verdict qualified, not dropped unsaid."""
+    """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a profile
+    slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows: an op may show a ratio-th of its share
+    there (a trial's topk: 41% of a reliable profile, 9.8% of a 13.6x one), named so its verdict is qualified."""
     timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
-    ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio
-    return th.bound_op_share_min / max(ratio, 1.0) if ratio and ratio > PROFILE_RATIO_MAX else th.bound_op_share_min
+    ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
+    return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX else th.bound_op_share_min
 
 
 def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):

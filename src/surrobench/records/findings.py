@@ -127,6 +127,8 @@ MEASURED = JUDGED[:4]
 #: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
 #: ``not-measured`` (the budget ran out before it, or the budget was 0).
 MEASURED_VERDICTS = (*JUDGED, "not-measured")
+#: The words for the verdicts of a remedy not measured, as its line and diagnose's per-config note list them.
+UNMEASURED_WORDS = {"failed": "failed", "not-measured": "not measured", "infeasible": "not applicable"}
 
 
 def rel_l2_against(rel_l2: float, tolerance: float, relation: str = ">") -> str:
@@ -205,9 +207,7 @@ class MeasuredRemedy(schemas.Plain):
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
-        what = {"failed": "failed", "infeasible": "not applicable", "not-measured": "not measured"}.get(
-            self.verdict, self.verdict
-        )
+        what = UNMEASURED_WORDS.get(self.verdict, self.verdict)
         return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
 
 

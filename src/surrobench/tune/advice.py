@@ -24,7 +24,8 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
-from surrobench.records.findings import OP_SHARE, Finding, MeasuredRemedy, direction, rank_findings, saved_ms
+from surrobench.records.findings import MEASURED, OP_SHARE, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import rank_findings, saved_ms
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
@@ -55,13 +56,11 @@ VERDICTS = {
 def recipes_to_measure(
     findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
 ) -> list[Recipe]:
-    """The recipes of the remedies ``findings`` name on ``device``, each once, in the order the evidence gives:
-    findings by the step time at stake, largest first: the estimated saving, else (no estimate, as a compute_bound
-    without a roofline) the op time its ops hold (its :data:`~surrobench.records.findings.OP_SHARE` evidence times
-    ``step_ms``); those with neither after them in their rank (:func:`~surrobench.records.findings.rank_findings`:
-    severity first); each finding's clauses, and a clause's remedies, in the order it names them. A stacked clause is
-    one recipe (skipped when two of its remedies set the same setting); a remedy id every candidate of that id
-    (``threads``: each count)."""
+    """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
+    the estimate, else the op time their ops hold (:data:`~surrobench.records.findings.OP_SHARE` evidence times
+    ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
+    severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
+    when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
     by_id: dict[str, list] = {}
     for r in candidate_remedies(device, thorough=thorough):
         by_id.setdefault(remedy_id(r.name), []).append(r)
@@ -243,12 +242,12 @@ def measure_findings(
         drift = drift_note(got, result.latency_ms)
         notes += [f"{label}: {drift}"] if drift else []
         measured[label] = got
-        left = [m.remedy for m in got if m.verdict == "not-measured"]
-        moot = [m.remedy for m in got if m.verdict == "infeasible"]  # known not to apply: never run
+        done = [m.remedy for m in got if m.verdict in MEASURED]
+        named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
+        n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         notes.append(
-            f"{label}: {len(got) - len(left) - len(moot)} of {len(got)} remedies measured in {clock() - started:.1f} s "
-            f"(budget {budget:.0f} s)"
-            + (f"; not measured: {', '.join(left)}" if left else "")
-            + (f"; not applicable: {', '.join(moot)}" if moot else "")
+            f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
+            + (f": {', '.join(done)}" if done else "")
+            + "".join(f"; {w}: {', '.join(names)}" for w, names in named.items() if names)
         )
     return measured, notes
