@@ -46,12 +46,12 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
-    """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a profile
+    """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a CPU profile
     slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows: an op may show a ratio-th of its share
     there (a trial's topk: 41% of a reliable profile, 9.8% of a 13.6x one), named so its verdict is qualified."""
     timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
     ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
-    return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX else th.bound_op_share_min
+    return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX and ev.on_cpu() else th.bound_op_share_min
 
 
 def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):
