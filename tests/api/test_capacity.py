@@ -249,8 +249,8 @@ def test_no_rate_below_the_sparse_one_is_measured_and_a_passing_start_there_is_s
 
     found, _ = find_capacity(measure, 10.0, 100.0, min_rps=100.0)
     assert found.capacity_rps <= 300 < found.failing_rps and len(found.steps) > 2
-    cut, _ = find_capacity(measure, 10.0, 1000.0, min_rps=1000.0)  # a failing start at the floor looks above once
-    assert [s.rate_rps for s in cut.steps] == [1000.0, 2000.0] and cut.capacity_rps == 0.0
+    cut, _ = find_capacity(measure, 10.0, 1000.0, min_rps=1000.0)  # a failing start at the floor looks above
+    assert [s.rate_rps for s in cut.steps] == [1000.0, 2000.0, 4000.0] and cut.capacity_rps == 0.0
     floored, _ = find_capacity(measure, 10.0, 1000.0, min_rps=700.0)  # halving from 1,000 stops at 700
     assert [s.rate_rps for s in floored.steps] == [1000.0, 700.0] and floored.capacity_rps == 0.0
 
@@ -271,7 +271,7 @@ def test_a_failing_sparse_start_looks_above_where_the_target_holds_only_under_lo
         return SimpleNamespace(p99_ms=10.0 + rate, passed=False, target_rps=rate, completed=1)
 
     none, _ = find_capacity(queue, 10.0, 17.0, min_rps=17.0)
-    assert [s.rate_rps for s in none.steps] == [17.0, 34.0] and none.capacity_rps == 0.0
+    assert [s.rate_rps for s in none.steps] == [17.0, 34.0, 68.0] and none.capacity_rps == 0.0  # P99 78 > 2 x 27 ms
     assert no_rate_found(10.0, none, 17.0) is not None
 
 
@@ -775,7 +775,7 @@ def test_a_tail_that_does_not_fall_with_the_rate_turns_the_search_upward():
     # a queue above 141 rps: the P99 grows with the rate, so no rate passes, and the reason says why
     found, _ = find_capacity(_flat_then(lambda r: 5.63 * r / 141.0), 5.0, 141.0, factor=1.1)
     rates = [round(s.rate_rps, 1) for s in found.steps]
-    assert rates == [141.0, 128.2, 105.9, 72.4, 282.0] and flat_tail(found.steps[:4])[0].rate_rps == 141.0
+    assert rates == [141.0, 128.2, 105.9, 72.4, 282.0, 564.0] and flat_tail(found.steps[:4])[0].rate_rps == 141.0
     assert found.capacity_rps == 0.0 and found.failing_rps == pytest.approx(72.4, abs=0.1)
     assert no_rate_found(5.0, replace(found, predicted_rps=141.0)) is not None
     # a busier device is faster (4.9 ms up to 1,200 rps, then a queue): the capacity lies above the failing tail

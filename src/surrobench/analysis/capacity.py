@@ -47,6 +47,10 @@ SIMULATED_FLOOR = 1e-2
 #: threshold: a queue's P99 falls steeply with the load, M/D/1 waiting ~ rho / (1 - rho); the eager FNO on an H100
 #: measured 5.63 ms P99 at 141 rps and 5.96 ms at 72.5 rps, docs/benchmarks/h200-capacity.md).
 FLAT_TAIL_STEP = 1.5
+#: Going up from failing sparse rates, a queue has formed once the P99 exceeds this many times the highest failing
+#: P99 (our own threshold, above the noise: the eager AFNO on an H100 measured 13.8-20.1 ms from 20 to 640 rps, a
+#: 1.46x spread, then 498 ms at 1,280 rps, docs/benchmarks/h200-capacity.md).
+QUEUE_P99_STEP = 2.0
 #: At the sparse rate a batch-1 service is busy this share of the time: a Poisson arrival finds it busy as often
 #: (PASTA), so nine requests in ten are served alone (our own threshold).
 SPARSE_UTILISATION = 0.1
@@ -74,8 +78,8 @@ def find_capacity(
     prediction. Going down, no rate below ``min_rps`` (:func:`sparse_rate`) is measured, and one failing there ends
     the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`, turns it
     upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates doubling
-    above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds the
-    highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within
+    above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds
+    :data:`QUEUE_P99_STEP` times the highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within
     :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
@@ -112,7 +116,7 @@ def find_capacity(
                 while not up and len(steps) < MAX_SEARCH_STEPS and rate < max_rps and steps[-1].p99_ms is not None:
                     rate = min(2.0 * rate, max_rps)
                     up = passes(rate, "bound")
-                    if not up and (steps[-1].p99_ms is None or steps[-1].p99_ms > flat_p99):  # a queue forms
+                    if not up and (steps[-1].p99_ms is None or steps[-1].p99_ms > QUEUE_P99_STEP * flat_p99):
                         break
                 if not up:
                     hi = min(s.rate_rps for s in steps)
