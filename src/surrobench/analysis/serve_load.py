@@ -171,7 +171,7 @@ def load_warnings(point: LoadPoint) -> list[str]:
     asked for (:attr:`~surrobench.records.serve.LoadPoint.offered_interval_rps`; without it, under half), a P99
     with no upper bound (too few requests behind it), a load generator that took more than
     :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
-    rate = rate_text(point.target_rps) if point.target_rps else f"concurrency {point.concurrency}"
+    rate = point.load()
     notes = []
     interval = point.offered_interval_rps
     if interval is not None and not interval[0] <= point.offered_rps <= interval[1]:

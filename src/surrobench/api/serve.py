@@ -254,10 +254,9 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
     cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
     if not stretch_capped(request, point):
         return []
-    load = rate_text(point.target_rps) if point.target_rps is not None else f"concurrency {point.concurrency}"
     cap_s = MAX_STRETCH * request.duration_s
     return [
-        f"{load}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
+        f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
         f"{point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
         "give a longer duration"
     ]
@@ -543,6 +542,7 @@ def serve(
         seed=request.seed,
         target_p99_ms=request.target_p99_ms,
         policies=(),
+        find_max=request.find_max,
     )
     prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
     total = planned_points(request)

@@ -100,7 +100,7 @@ def serve(
             hooks = dict(command=command_line(), on_start=on_start, on_point=on_point)
             record = serve_load(w.model, db=db, **hooks, **load, **w.settings(), trust_pickle=w.trust_pickle)
         except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
-            write_output(html_out, serve_page(cut.partial), "--html")
+            write_output(html_out, serve_page(cut.partial) if html_out else "", "--html")
             raise
     for table in serve_tables(record, width=console.width):
         console.print(table)
@@ -110,6 +110,6 @@ def serve(
     print_warnings(record.notes)
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
-    write_output(html_out, serve_page(record), "--html")
+    write_output(html_out, serve_page(record) if html_out else "", "--html")  # no page drawn unasked
     if any(p.nonfinite for p in record.policies):  # as run's status nonfinite, its notes say which
         raise typer.Exit(EXIT_CONFIGS_FAILED)

@@ -109,7 +109,11 @@ class LoadPoint(schemas.Plain):
         backlog_growth: the least-squares slope of the completed requests' latency on their arrival time (s per s):
             0 for a sustained load, 1 - service rate / offered rate for a queue that grows; None under 2 completions
             or in a document written before it.
+        goodput_rps (derived, JSON only): measured requests completed within the target per second of the window,
+            ``slo_attainment`` x ``offered_rps``; None without a target. What this load achieved, not a capacity.
     """
+
+    DERIVED = ("goodput_rps",)
 
     arrival: str
     target_rps: float | None
@@ -151,6 +155,15 @@ class LoadPoint(schemas.Plain):
     @property
     def p99_ms(self) -> float:
         return self.percentile(0.99).value_ms
+
+    def load(self) -> str:
+        """The load offered, in prose: the asked rate (``20 rps``), ``concurrency 4``, or ``the replay``."""
+        name = f"concurrency {self.concurrency}" if self.concurrency else "the replay"
+        return rate_text(self.target_rps) if self.target_rps else name
+
+    @property
+    def goodput_rps(self) -> float | None:
+        return None if self.slo_attainment is None else self.slo_attainment * self.offered_rps
 
 
 @dataclass(frozen=True)
@@ -275,7 +288,9 @@ class PolicyResult(schemas.Plain):
 class ServeRecord(schemas.Plain):
     """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
     the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried. Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
+    per batching policy tried; ``find_max`` whether a peak search measured a capacity (else each load point is one
+    offered load; None: a document written before it). Its JSON object, ``surrobench/serve-v2``, is its fields
+    and ``best_policy``."""
 
     DERIVED = ("best_policy",)
 
@@ -293,6 +308,7 @@ class ServeRecord(schemas.Plain):
     policies: tuple[PolicyResult, ...]
     notes: tuple[str, ...] = field(default=())
     unloaded: tuple[UnloadedLatency, ...] = field(default=())
+    find_max: bool | None = None
 
     def label(self) -> str:
         """What was served: the endpoint's URL, or model, shape, precision, mode and device."""

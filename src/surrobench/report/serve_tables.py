@@ -71,7 +71,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-    elif record.env.get("interrupted") and (bracket := result.bracket()) is not None:  # the bounds found so far
+    elif record.env.get("interrupted") and record.find_max is not False and (bracket := result.bracket()) is not None:
         upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
         line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
     return line
@@ -148,7 +148,8 @@ def serve_markdown(record: ServeRecord) -> str:
 
 def best_line(record: ServeRecord) -> str | None:
     """The policy with the highest capacity, when several were searched; that no rate meets the target, with the
-    unloaded batch-1 latency, when no searched rate passed."""
+    unloaded batch-1 latency, when no searched rate passed; without a search, that no capacity was (each load point
+    is what its offered load achieved) and one load's rates, goodput and P99."""
     why = record.infeasible()
     if why:
         return why
@@ -161,10 +162,22 @@ def best_line(record: ServeRecord) -> str | None:
             else ""
         )
         return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
-    best = record.best()
+    best, points = record.best(), [p for r in record.policies for p in r.points]
+    if best is None and record.find_max is False and points:
+        return _loads_line(record, points)
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
     return f"best policy: {best.policy.label()}, {rps(best.capacity.capacity_rps)} rps at P99 <= {record.target_p99_ms:g} ms"
+
+
+def _loads_line(record: ServeRecord, points: list[LoadPoint]) -> str:
+    if len(points) > 1:
+        return f"{len(points)} loads, no capacity searched: each row is what its offered load achieved"
+    p = points[0]
+    line = f"one load of {p.load()}, no capacity searched: offered {rps(p.offered_rps)}, achieved {rps(p.achieved_rps)} rps"
+    if p.goodput_rps is not None:
+        line += f", goodput {rps(p.goodput_rps)} rps ({p.slo_attainment:.1%} within P99 <= {record.target_p99_ms:g} ms)"
+    return f"{line}, P99 {latency_cell(p.percentile(0.99))} ms"
 
 
 CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first failing rps")
