@@ -34,8 +34,8 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
     assert all(point["requests"] < 100 for p in doc["policies"] for point in p["points"])
     assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr
-    assert "served 1/2: batch<=1 wait<=1ms: 40.0 rps: offered " in done.stderr  # piped: a line per load point
-    assert "served 2/2: batch<=2 wait<=1ms: 40.0 rps: " in done.stderr and ", passed" in done.stderr
+    assert "served 1/2: batch<=1 wait<=1ms: 40 rps: offered " in done.stderr  # piped: a line per load point
+    assert "served 2/2: batch<=2 wait<=1ms: 40 rps: " in done.stderr and ", passed" in done.stderr
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
@@ -74,7 +74,7 @@ def test_ctrl_c_keeps_the_rates_that_finished_stored_and_written(tmp_path, capsy
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert f"surrobench: interrupted: 1 of 3 load points stored as run {doc['run_id']}" in err
-    assert "served 1/3: batch<=8 wait<=2ms: 40.0 rps: " in err and "Traceback" not in err
+    assert "served 1/3: batch<=8 wait<=2ms: 40 rps: " in err and "Traceback" not in err
     assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
     assert doc["env"]["interrupted"] is True
     assert doc["notes"][-1] == "interrupted: batch<=8 wait<=2ms cut short after 1 load point(s)"

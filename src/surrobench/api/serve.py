@@ -414,12 +414,7 @@ def planned_points(request: ServeRequest) -> int | None:
     peak search (its rates depend on what it measures)."""
     if request.find_max:
         return None
-    if request.arrival == "closed":
-        per_policy = len(request.concurrencies)
-    elif request.arrival == "replay":
-        per_policy = 1
-    else:
-        per_policy = len(request.rates)
+    per_policy = {"closed": len(request.concurrencies), "replay": 1}.get(request.arrival, len(request.rates))
     return per_policy * len(request.policies)
 
 

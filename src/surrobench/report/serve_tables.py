@@ -112,34 +112,30 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
     return [[str(i), s.phase, rps(s.rate_rps), ms, "yes" if s.passed else "no"] for i, (s, ms) in steps]
 
 
-def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
-    """Per policy its load points and search steps, fitted to ``width`` (None: no limit)."""
-    tables = []
-    if record.unloaded:
-        minor = {"loop ms": 3, "n": 2, "gap ms": 1}
-        cols = fit_columns(UNLOADED_COLUMNS, minor=minor, wrap=minor)
-        tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
-    for result in record.policies:
-        if not result.points:
-            continue  # answered without a load, or its output was nonfinite: best_line or a note says why
-        rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
-        tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
+def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
+    """The record's tables as ``(title, columns, rows of cells)``, in order: the unloaded latency, then per policy
+    with load points (``every``: each policy; one without was answered without a load, or was nonfinite: its title,
+    best_line or a note says why) its points and its search's steps. The terminal, markdown and HTML render these."""
+    out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded_rows(record))] if record.unloaded else []
+    for result in (r for r in record.policies if r.points or every):
+        out.append((policy_title(record, result), COLUMNS, [point_cells(p) for p in result.points]))
         if result.capacity is not None:
-            tables.append(fit_table(_columns(SEARCH_COLUMNS), search_rows(result.capacity), width, title=SEARCH_TITLE))
+            out.append((SEARCH_TITLE, SEARCH_COLUMNS, search_rows(result.capacity)))
+    return out
+
+
+def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
+    """:func:`sections` as tables fitted to ``width`` (None: no limit)."""
+    tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
+    for title, names, rows in sections(record):
+        cols = fit_columns(names, minor=unloaded, wrap=unloaded) if names == UNLOADED_COLUMNS else _columns(names)
+        tables.append(fit_table(cols, [[rich_escape(c) for c in row] for row in rows], width, title=rich_escape(title)))
     return tables
 
 
 def serve_markdown(record: ServeRecord) -> str:
-    """The tables of :func:`serve_tables` as markdown, with the best policy and notes."""
-    parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
-    for result in record.policies:
-        if not result.points:
-            continue
-        parts.append(
-            f"{md_escape(policy_title(record, result))}\n\n{md_table(COLUMNS, map(point_cells, result.points))}"
-        )
-        if result.capacity is not None:
-            parts.append(f"{SEARCH_TITLE}\n\n{md_table(SEARCH_COLUMNS, search_rows(result.capacity))}")
+    """:func:`sections` as markdown, with the best policy and notes."""
+    parts = [f"{md_escape(title)}\n\n{md_table(names, rows)}" for title, names, rows in sections(record)]
     line = best_line(record)
     parts += [md_escape(line)] if line else []
     parts += ["notes:\n\n" + "".join(f"- {md_escape(n)}\n" for n in record.notes)] if record.notes else []
