@@ -550,6 +550,24 @@ def test_a_bad_arrivals_file_is_refused_before_the_run_is_stored(tmp_path):
     assert not db.exists()
 
 
+def test_a_replay_longer_than_a_load_may_run_is_refused_as_a_unit_error(tmp_path, monkeypatch):
+    """Timestamps in ms read as s would replay for 1,000 times as long: a span over MAX_STRETCH x duration_s is
+    refused, naming both; a longer duration replays it. More arrivals than one load holds are refused too."""
+    from surrobench.api.serve import MAX_STRETCH
+    from surrobench.execution import arrivals
+
+    ms = tmp_path / "ms.txt"
+    ms.write_text("0\n250\n500\n")
+    with pytest.raises(UsageError) as long:
+        serve_request(arrivals_file=ms, duration_s=10.0)
+    assert long.value.parameter == "arrivals_file" and long.value.others == ("duration_s",)
+    assert serve_request(arrivals_file=ms, duration_s=500.0 / MAX_STRETCH).arrival == "replay"
+    monkeypatch.setattr(arrivals, "MAX_ARRIVALS_PER_LOAD", 2)
+    with pytest.raises(UsageError) as many:
+        arrivals.replay_arrivals(ms)
+    assert many.value.parameter == "arrivals_file"
+
+
 def test_conflicting_loads_are_refused_with_exit_2(capsys):
     with pytest.raises(UsageError, match=r"^concurrency and rates both given"):
         serve_request(rates=10, concurrency=4)

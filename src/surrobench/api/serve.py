@@ -129,7 +129,8 @@ def serve_request(
     :data:`MAX_STRETCH` times) until that many requests arrived after the warm-up (0: exactly ``duration_s``).
 
     Raises:
-        UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file; a search
+        UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file, or one spanning
+            over :data:`MAX_STRETCH` x ``duration_s`` (ms read as s); a search
             without ``p99_ms``; an unknown arrival process; non-positive times or rates; a warm-up not shorter
             than the duration; a load of more than :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD`
             arrivals, or a ``min_requests`` none could hold; all before anything is allocated or run.
@@ -143,7 +144,6 @@ def serve_request(
         detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
         raise UsageError.bad(given[1], detail, others=(given[0],))
     if arrivals_file is not None:
-        replay_arrivals(arrivals_file)  # a bad file is refused before the run is stored
         arrival = "replay"
     if concurrency is not None:
         arrival = "closed"
@@ -158,6 +158,9 @@ def serve_request(
     for name, value in (("duration_s", duration_s), ("drain_s", drain_s)):
         if not (0 < value < float("inf")):
             raise UsageError.bad(name, f"{value}: must be a finite number > 0")
+    if arrivals_file is not None and (span := replay_arrivals(arrivals_file)[-1]) > MAX_STRETCH * duration_s:
+        detail = f"{str(arrivals_file)!r} spans {span:.6g} s, over {MAX_STRETCH:g}x {{duration_s}} {duration_s:g} (the longest load): timestamps are in seconds"
+        raise UsageError.bad("arrivals_file", detail, others=("duration_s",))
     if warmup_s is None:
         warmup_s = default_warmup_s(duration_s)
     if not 0 <= warmup_s < duration_s:
