@@ -236,13 +236,9 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
     """How long ``rate_rps`` is offered, s: ``duration_s``, or up to :data:`MAX_STRETCH` times longer until
     ``request.min_requests`` arrive after the warm-up (default
     :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`: every judged P99 bounded, as MLPerf LoadGen's
-    minimum query count)."""
-    return min(max(request.duration_s, _needed_s(request, rate_rps)), MAX_STRETCH * request.duration_s)
-
-
-def _needed_s(request: ServeRequest, rate_rps: float) -> float:
-    """Seconds of arrivals at ``rate_rps`` for ``min_requests`` (with :data:`_COUNT_MARGIN`) after the warm-up."""
-    return request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
+    minimum query count; with :data:`_COUNT_MARGIN`)."""
+    needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
+    return min(max(request.duration_s, needed_s), MAX_STRETCH * request.duration_s)
 
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:

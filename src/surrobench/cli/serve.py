@@ -9,17 +9,9 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
-from surrobench.cli.options import (
-    output_option,
-    DbOpt,
-    JsonOpt,
-    WorkloadOptions,
-    command_line,
-    console,
-    count_option,
-    err_console,
-)
-from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
+from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import flag, option_groups, output_option, print_stored, print_warnings, write_json
+from surrobench.cli.options import write_output
 
 
 #: serve's wording of the workload options it takes one of each of (a load has its own --duration-s and --drain-s).

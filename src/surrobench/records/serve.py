@@ -1,12 +1,11 @@
 """The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads):
-per batching policy one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, with a P99 target,
-the :class:`Capacity` the peak search found. Latencies are per request, completion - arrival, ms; rates requests
-per second (``_rps``); shares fractions.
+per batching policy one :class:`LoadPoint` per offered load (a rate, a closed-loop concurrency: what it achieved)
+and, for a peak search at a P99 target, the :class:`Capacity` it found. Latencies are per request, completion -
+arrival, ms; rates requests per second (``_rps``); times s; shares fractions.
 
 **Capacity optimization** (:class:`CapacityOptimization`, ``surrobench/capacity-v1``, ``optimize --objective
 capacity``): per candidate recipe its accuracy, the capacity the simulation predicts per batching policy, and the
-recipe chosen, verified under load beside the baseline (eager) as two stored serve runs. Rates in requests/s
-(``_rps``), times in s.
+recipe chosen, verified under load beside the baseline (eager) as two stored serve runs.
 """
 
 from __future__ import annotations
@@ -276,8 +275,8 @@ class PolicyResult(schemas.Plain):
     nonfinite: dict | None = None
 
     def bracket(self) -> tuple[float, float | None] | None:
-        """The capacity's bracket, requests/s, by the points judged against a P99 target (a search cut short, rates with
-        a target): the highest asked rate that passed (0: none) and the lowest failing above it; None: none judged."""
+        """A search cut short: its bracket, requests/s, by the points judged against the P99 target: the highest asked
+        rate that passed (0: none) and the lowest failing above it; None: none judged."""
         judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
         lower = max((rate for rate, ok in judged if ok), default=0.0)
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)

@@ -146,8 +146,7 @@ def best_line(record: ServeRecord) -> str | None:
     """The policy with the highest capacity, when several were searched; that no rate meets the target, with the
     unloaded batch-1 latency, when no searched rate passed; without a search, that no capacity was (each load point
     is what its offered load achieved) and one load's rates, goodput and P99."""
-    why = record.infeasible()
-    if why:
+    if why := record.infeasible():
         return why
     tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
     if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
