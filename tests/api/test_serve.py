@@ -677,3 +677,15 @@ def test_a_few_requests_whose_p99_interval_lies_above_the_estimate_still_draw():
         (PolicyResult(ServePolicy(8, 2.0), (point,)),), find_max=False,
     )  # fmt: skip
     assert latency_throughput(record) is not None
+
+
+def test_a_load_where_nothing_arrived_after_the_warm_up_names_the_duration():
+    from surrobench.analysis.serve_load import NothingCompleted, load_point
+    from surrobench.execution.batcher import ServeTrace
+
+    arrivals = np.asarray([0.1])  # one arrival, inside the 0.25 s warm-up: none measured
+    trace = ServeTrace(arrivals, arrivals, arrivals + 0.001, elapsed_s=1.0)
+    with pytest.raises(NothingCompleted) as none:
+        load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.25, target_rps=0.001)
+    assert none.value.others == ("duration_s",)
+    assert usage_line(none.value).endswith("lengthen --duration-s")  # the CLI's words, not the library's

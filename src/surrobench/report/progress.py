@@ -62,8 +62,7 @@ def serve_progress(
             from surrobench.analysis.serve_load import MAX_BACKLOG_GROWTH  # a serve run's only: not at import
             from surrobench.report.serve_tables import latency_cell
 
-            load = point.load()
-            where = policy.label() if policy is not None else "endpoint"
+            where, load = policy.label() if policy is not None else "endpoint", point.load()
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
             if point.passed is False and (point.backlog_growth or 0.0) > MAX_BACKLOG_GROWTH:  # a P99 in time, not kept
