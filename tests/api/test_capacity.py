@@ -562,6 +562,9 @@ def test_a_replay_longer_than_a_load_may_run_is_refused_as_a_unit_error(tmp_path
         serve_request(arrivals_file=ms, duration_s=10.0)
     assert long.value.parameter == "arrivals_file" and long.value.others == ("duration_s",)
     assert serve_request(arrivals_file=ms, duration_s=500.0 / MAX_STRETCH).arrival == "replay"
+    burst = tmp_path / "burst.txt"  # half a second of arrivals: a 1 s warm-up would leave none measured
+    burst.write_text("".join(f"{i * 0.01}\n" for i in range(51)))
+    assert serve_request(arrivals_file=burst).warmup_s == pytest.approx(0.5 / 4)
     monkeypatch.setattr(arrivals, "MAX_ARRIVALS_PER_LOAD", 2)
     with pytest.raises(UsageError) as many:
         arrivals.replay_arrivals(ms)

@@ -628,6 +628,8 @@ def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_alloc
 def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
     """One offered load (a rate, with or without a target) measures its achieved rate, goodput and latency; only a
     peak search measures a capacity, and a run cut short claims no capacity bracket from rates it was only asked."""
+    from surrobench.analysis.serve_load import load_point
+    from surrobench.execution.batcher import ServeTrace
     from surrobench.records.serve import ServeRecord
     from surrobench.report.serve_tables import best_line, policy_title
 
@@ -636,7 +638,11 @@ def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
     result = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock)
     (point,) = result.points
     assert result.capacity is None and point.target_rps == 200.0 and point.passed
-    assert point.slo_attainment == 1.0 and point.goodput_rps == pytest.approx(point.offered_rps)
+    assert point.slo_attainment == 1.0 and point.goodput_rps == pytest.approx(point.achieved_rps)
+    arrivals = np.concatenate([[0.5], np.linspace(1.1, 1.9, 9)])  # completions spill 0.5 s past the window
+    spill = load_point(ServeTrace(arrivals, arrivals, arrivals + 0.5, elapsed_s=2.5), arrival="poisson", max_batch=1,
+                       warmup_s=1.0, window_s=1.0, target_p99_ms=1000.0)  # fmt: skip
+    assert spill.achieved_rps < spill.offered_rps and spill.goodput_rps == pytest.approx(spill.achieved_rps)
     workload = {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"}
     record = ServeRecord(
         "r", "2026-12-06T00:00:00+00:00", None, {}, workload, None, "poisson", 3.0, 0.5, 0, 5.0, (result,),
@@ -644,7 +650,7 @@ def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
     )  # fmt: skip
     doc = json.loads(json.dumps(record.to_json()))
     assert doc["find_max"] is False and doc["best_policy"] is None and doc["policies"][0]["capacity"] is None
-    assert doc["policies"][0]["points"][0]["goodput_rps"] == pytest.approx(point.offered_rps)
+    assert doc["policies"][0]["points"][0]["goodput_rps"] == pytest.approx(point.achieved_rps)
     assert serve_from_json(doc) == record
     del doc["find_max"]  # written before it: unknown, and a run cut short keeps its old reading
     assert serve_from_json(doc).find_max is None
@@ -687,5 +693,5 @@ def test_a_load_where_nothing_arrived_after_the_warm_up_names_the_duration():
     trace = ServeTrace(arrivals, arrivals, arrivals + 0.001, elapsed_s=1.0)
     with pytest.raises(NothingCompleted) as none:
         load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.25, target_rps=0.001)
-    assert none.value.others == ("duration_s",)
-    assert usage_line(none.value).endswith("lengthen --duration-s")  # the CLI's words, not the library's
+    assert none.value.others == ("warmup_s", "duration_s")
+    assert usage_line(none.value).endswith("shorten --warmup-s or lengthen --duration-s")  # the CLI's words

@@ -109,9 +109,8 @@ def load_point(
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
     if not arrivals.size:
-        raise NothingCompleted.naming(
-            f"no request arrived after the {warmup_s:g} s warm-up: lengthen {{duration_s}}", ("duration_s",)
-        )
+        detail = f"no request arrived after the {warmup_s:g} s warm-up: shorten {{warmup_s}} or lengthen {{duration_s}}"
+        raise NothingCompleted.naming(detail, ("warmup_s", "duration_s"))
     if not done.any() and trace.errors:  # an endpoint that refused or failed every request: name why
         failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
         raise NothingCompleted(f"no request completed: {failed}")

@@ -161,8 +161,8 @@ def serve_request(
     if arrivals_file is not None and (span := replay_arrivals(arrivals_file)[-1]) > MAX_STRETCH * duration_s:
         detail = f"{str(arrivals_file)!r} spans {span:.6g} s, over {MAX_STRETCH:g}x {{duration_s}} {duration_s:g} (the longest load): timestamps are in seconds"
         raise UsageError.bad("arrivals_file", detail, others=("duration_s",))
-    if warmup_s is None:
-        warmup_s = default_warmup_s(duration_s)
+    if warmup_s is None:  # a replay's from its span: a burst shorter than a second keeps 3/4 of it measured
+        warmup_s = default_warmup_s(span if arrivals_file is not None else duration_s)
     if not 0 <= warmup_s < duration_s:
         detail = f"{warmup_s}: must be >= 0 and shorter than {{duration_s}} {duration_s}"
         raise UsageError.bad("warmup_s", detail, others=("duration_s",))

@@ -48,7 +48,7 @@ def serve(
         None,
         "--warmup-s",
         help="Leading seconds of arrivals left out of the statistics; default 1, or a quarter of --duration-s "
-        "when that is shorter.",
+        "(of an --arrivals file's span) when that is shorter.",
         show_default=False,
     ),
     min_requests: int = count_option(

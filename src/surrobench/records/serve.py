@@ -108,8 +108,8 @@ class LoadPoint(schemas.Plain):
         backlog_growth: the least-squares slope of the completed requests' latency on their arrival time (s per s):
             0 for a sustained load, 1 - service rate / offered rate for a queue that grows; None under 2 completions
             or in a document written before it.
-        goodput_rps (derived, JSON only): measured requests completed within the target per second of the window,
-            ``slo_attainment`` x ``offered_rps``; None without a target. What this load achieved, not a capacity.
+        goodput_rps (derived, JSON only): measured requests completed within the target per second, over the span
+            of ``achieved_rps`` (so never above it); None without a target. What this load achieved, not a capacity.
     """
 
     DERIVED = ("goodput_rps",)
@@ -162,7 +162,8 @@ class LoadPoint(schemas.Plain):
 
     @property
     def goodput_rps(self) -> float | None:
-        return None if self.slo_attainment is None else self.slo_attainment * self.offered_rps
+        done = max(1, self.requests - self.dropped if self.completed is None else self.completed)  # 0: none within
+        return None if self.slo_attainment is None else self.achieved_rps * self.slo_attainment * self.requests / done
 
 
 @dataclass(frozen=True)
