@@ -41,9 +41,7 @@ def serve(
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
     max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),
     max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
-    duration_s: float = typer.Option(
-        10.0, "--duration-s", help="Seconds of arrivals per rate; a replay spans at most 20x."
-    ),
+    duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate (a replay: up to 20x)."),
     warmup_s: float = typer.Option(
         None,
         "--warmup-s",
