@@ -253,6 +253,8 @@ def test_no_rate_below_the_sparse_one_is_measured_and_a_passing_start_there_is_s
     assert [s.rate_rps for s in cut.steps] == [1000.0, 2000.0] and cut.capacity_rps == 0.0
     floored, _ = find_capacity(measure, 10.0, 1000.0, min_rps=700.0)  # halving from 1,000 stops at 700
     assert [s.rate_rps for s in floored.steps] == [1000.0, 700.0] and floored.capacity_rps == 0.0
+    low, _ = find_capacity(measure, 10.0, 0.5, min_rps=100.0)  # a start asked below the floor (--rate 0.5) starts there
+    assert low.steps[0].rate_rps == 100.0 and low.capacity_rps == found.capacity_rps
 
 
 def test_a_failing_sparse_start_looks_above_where_the_target_holds_only_under_load():

@@ -33,7 +33,7 @@ def serve(
         None,
         "--rate",
         help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals. "
-        "With --find-max, the first is where the search starts (doubling or halving), instead of the prediction.",
+        "With --find-max, the search starts there (not below the sparse rate), instead of the prediction.",
     ),
     find_max: bool = flag(
         False, "--find-max", help="Search the highest rate within --p99-ms: predicted, bracketed, bisected to 5%."
