@@ -139,3 +139,21 @@ def test_serve_passes_every_setting_and_offers_no_per_config_limit(capsys):
     assert WorkloadOptions(matmul_precision="high").settings()["matmul_precision"] == "high"
     assert run_cli(["serve", "--model", "pinn-mlp", "--rate", "10", "--timeout-s", "5"]) == 2
     assert "--timeout-s" in capsys.readouterr().err
+
+
+def test_one_load_without_html_draws_no_page_and_reads_as_no_capacity(tmp_path, monkeypatch):
+    """No --html: the page (and its plot) is never drawn, so a few-request point cannot fail the command after
+    the run is stored; the JSON says no capacity was searched."""
+
+    def no_page(record):
+        raise AssertionError("drawn unasked")
+
+    monkeypatch.setattr("surrobench.report.html.serve_page", no_page)
+    db, out = tmp_path / "r.db", tmp_path / "s.json"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40", "--duration-s", "0.3", "--warmup-s", "0.1", "--min-requests", "0", "--p99-ms", "1000"]
+    assert run_cli(["serve", *args, "--db", str(db), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["find_max"] is False and doc["policies"][0]["capacity"] is None
+    point = doc["policies"][0]["points"][0]
+    assert 0 < point["goodput_rps"] <= point["achieved_rps"]
