@@ -253,6 +253,8 @@ def test_no_rate_below_the_sparse_one_is_measured_and_a_passing_start_there_is_s
     assert [s.rate_rps for s in cut.steps] == [1000.0, 2000.0, 4000.0] and cut.capacity_rps == 0.0
     floored, _ = find_capacity(measure, 10.0, 1000.0, min_rps=700.0)  # halving from 1,000 stops at 700
     assert [s.rate_rps for s in floored.steps] == [1000.0, 700.0] and floored.capacity_rps == 0.0
+    low, _ = find_capacity(measure, 10.0, 0.5, min_rps=100.0)  # a start asked below the floor (--rate 0.5) starts there
+    assert low.steps[0].rate_rps == 100.0 and low.capacity_rps == found.capacity_rps
 
 
 def test_a_failing_sparse_start_looks_above_where_the_target_holds_only_under_load():
@@ -548,6 +550,27 @@ def test_a_bad_arrivals_file_is_refused_before_the_run_is_stored(tmp_path):
     with pytest.raises(UsageError, match="increasing"):
         _tiny(arrivals_file=bad, db=db)
     assert not db.exists()
+
+
+def test_a_replay_longer_than_a_load_may_run_is_refused_as_a_unit_error(tmp_path, monkeypatch):
+    """Timestamps in ms read as s would replay for 1,000 times as long: a span over MAX_STRETCH x duration_s is
+    refused, naming both; a longer duration replays it. More arrivals than one load holds are refused too."""
+    from surrobench.api.serve import MAX_STRETCH
+    from surrobench.execution import arrivals
+
+    ms = tmp_path / "ms.txt"
+    ms.write_text("0\n250\n500\n")
+    with pytest.raises(UsageError) as long:
+        serve_request(arrivals_file=ms, duration_s=10.0)
+    assert long.value.parameter == "arrivals_file" and long.value.others == ("duration_s",)
+    assert serve_request(arrivals_file=ms, duration_s=500.0 / MAX_STRETCH).arrival == "replay"
+    burst = tmp_path / "burst.txt"  # half a second of arrivals: a 1 s warm-up would leave none measured
+    burst.write_text("".join(f"{i * 0.01}\n" for i in range(51)))
+    assert serve_request(arrivals_file=burst).warmup_s == pytest.approx(0.5 / 4)
+    monkeypatch.setattr(arrivals, "MAX_ARRIVALS_PER_LOAD", 2)
+    with pytest.raises(UsageError) as many:
+        arrivals.replay_arrivals(ms)
+    assert many.value.parameter == "arrivals_file"
 
 
 def test_conflicting_loads_are_refused_with_exit_2(capsys):

@@ -107,7 +107,7 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
     assert point.requests > 0 and point.dropped == 0 and point.passed is True
     assert point.queue_share + point.compute_share == pytest.approx(1.0)
     doc = json.loads(json.dumps(record.to_json()))
-    assert doc["schema"] == "surrobench/serve-v2"
+    assert doc["schema"] == "surrobench/serve-v2" and doc["find_max"] is False  # loads offered, no capacity searched
     assert serve_from_json(doc) == record
     with ResultStore(db) as store:
         assert load_serve(store, record.run_id) == record
@@ -597,7 +597,7 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
 
     point = LoadPoint(
         "poisson", 100.0, None, 99.0, 98.5, 500, 20, 0, 3, (Percentile(0.99, 4.2, (3.9, None), 5),), 5.1, 2.0,
-        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, True, 497, 0.99, {},
+        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, 0.2, True, 497, 0.99, {},
     )  # fmt: skip
     tried = [(1700.0, True), (2260.0, False), (1870.0, True), (1500.0, False)]  # the last: a noisy, lower failure
     cut = PolicyResult(ServePolicy(4, 2.0), tuple(replace(point, target_rps=r, passed=ok) for r, ok in tried))
@@ -623,3 +623,75 @@ def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_alloc
     assert {"shapes", "max_batch"} <= set(refused.value.others)
     with ResultStore(db) as store:
         assert store.conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
+
+
+def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
+    """One offered load (a rate, with or without a target) measures its achieved rate, goodput and latency; only a
+    peak search measures a capacity, and a run cut short claims no capacity bracket from rates it was only asked."""
+    from surrobench.analysis.serve_load import load_point
+    from surrobench.execution.batcher import ServeTrace
+    from surrobench.records.serve import ServeRecord
+    from surrobench.report.serve_tables import best_line, policy_title
+
+    service = PlantedService(1.0)  # 1 ms a request at 200 rps: every request within 5 ms
+    request = serve_request(rates=200, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=3.0, warmup_s=0.5)
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock)
+    (point,) = result.points
+    assert result.capacity is None and point.target_rps == 200.0 and point.passed
+    assert point.slo_attainment == 1.0 and point.goodput_rps == pytest.approx(point.achieved_rps)
+    arrivals = np.concatenate([[0.5], np.linspace(1.1, 1.9, 9)])  # completions spill 0.5 s past the window
+    spill = load_point(ServeTrace(arrivals, arrivals, arrivals + 0.5, elapsed_s=2.5), arrival="poisson", max_batch=1,
+                       warmup_s=1.0, window_s=1.0, target_p99_ms=1000.0)  # fmt: skip
+    assert spill.achieved_rps < spill.offered_rps and spill.goodput_rps == pytest.approx(spill.achieved_rps)
+    workload = {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"}
+    record = ServeRecord(
+        "r", "2026-12-06T00:00:00+00:00", None, {}, workload, None, "poisson", 3.0, 0.5, 0, 5.0, (result,),
+        find_max=False,
+    )  # fmt: skip
+    doc = json.loads(json.dumps(record.to_json()))
+    assert doc["find_max"] is False and doc["best_policy"] is None and doc["policies"][0]["capacity"] is None
+    assert doc["policies"][0]["points"][0]["goodput_rps"] == pytest.approx(point.achieved_rps)
+    assert serve_from_json(doc) == record
+    del doc["find_max"]  # written before it: unknown, and a run cut short keeps its old reading
+    assert serve_from_json(doc).find_max is None
+    line = best_line(record)
+    assert line.startswith("one load of 200 rps, no capacity searched") and "capacity in" not in line
+    no_target = replace(
+        record, target_p99_ms=None, policies=(replace(result, points=(replace(point, slo_attainment=None),)),)
+    )
+    assert no_target.policies[0].points[0].goodput_rps is None and "goodput" not in best_line(no_target)
+    cut = replace(record, env={"interrupted": True})
+    assert "capacity" not in policy_title(cut, result)  # asked rates, not a search's bracket
+    assert "cut short, capacity in [200.0, not reached)" in policy_title(replace(cut, find_max=None), result)
+    closed = serve_request(concurrency=2, max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.25)
+    (loop,) = serve_policy(closed, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
+    assert loop.load() == "concurrency 2" and loop.goodput_rps is None
+    assert replace(loop, concurrency=None, arrival="replay").load() == "the replay"
+
+
+def test_a_few_requests_whose_p99_interval_lies_above_the_estimate_still_draw():
+    from surrobench.records.serve import LoadPoint, Percentile, PolicyResult, ServeRecord
+    from surrobench.report.plots import latency_throughput
+
+    # two requests: the interpolated P99 is below the slowest, the interval's lower side ([x_(2), -))
+    point = LoadPoint(
+        "replay", None, None, 2.0, 1.98, 2, 1, 0, 0, (Percentile(0.5, 8.1, (None, None), 1),
+        Percentile(0.99, 8.62, (8.63, None), 0)), 8.63, 8.4, 0.25, 0.75, 1.0, 1.0, 0.01, 0.0, 0.0, True, 2, 1.0,
+    )  # fmt: skip
+    record = ServeRecord(
+        "r", "2026-12-06T00:00:00+00:00", None, {}, {}, None, "replay", 10.0, 1.0, 0, 50.0,
+        (PolicyResult(ServePolicy(8, 2.0), (point,)),), find_max=False,
+    )  # fmt: skip
+    assert latency_throughput(record) is not None
+
+
+def test_a_load_where_nothing_arrived_after_the_warm_up_names_the_duration():
+    from surrobench.analysis.serve_load import NothingCompleted, load_point
+    from surrobench.execution.batcher import ServeTrace
+
+    arrivals = np.asarray([0.1])  # one arrival, inside the 0.25 s warm-up: none measured
+    trace = ServeTrace(arrivals, arrivals, arrivals + 0.001, elapsed_s=1.0)
+    with pytest.raises(NothingCompleted) as none:
+        load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.25, target_rps=0.001)
+    assert none.value.others == ("warmup_s", "duration_s")
+    assert usage_line(none.value).endswith("shorten --warmup-s or lengthen --duration-s")  # the CLI's words

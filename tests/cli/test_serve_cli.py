@@ -34,8 +34,8 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
     assert all(point["requests"] < 100 for p in doc["policies"] for point in p["points"])
     assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr
-    assert "served 1/2: batch<=1 wait<=1ms: 40.0 rps: offered " in done.stderr  # piped: a line per load point
-    assert "served 2/2: batch<=2 wait<=1ms: 40.0 rps: " in done.stderr and ", passed" in done.stderr
+    assert "served 1/2: batch<=1 wait<=1ms: 40 rps: offered " in done.stderr  # piped: a line per load point
+    assert "served 2/2: batch<=2 wait<=1ms: 40 rps: " in done.stderr and ", passed" in done.stderr
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
@@ -74,7 +74,7 @@ def test_ctrl_c_keeps_the_rates_that_finished_stored_and_written(tmp_path, capsy
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
     assert f"surrobench: interrupted: 1 of 3 load points stored as run {doc['run_id']}" in err
-    assert "served 1/3: batch<=8 wait<=2ms: 40.0 rps: " in err and "Traceback" not in err
+    assert "served 1/3: batch<=8 wait<=2ms: 40 rps: " in err and "Traceback" not in err
     assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
     assert doc["env"]["interrupted"] is True
     assert doc["notes"][-1] == "interrupted: batch<=8 wait<=2ms cut short after 1 load point(s)"
@@ -139,3 +139,21 @@ def test_serve_passes_every_setting_and_offers_no_per_config_limit(capsys):
     assert WorkloadOptions(matmul_precision="high").settings()["matmul_precision"] == "high"
     assert run_cli(["serve", "--model", "pinn-mlp", "--rate", "10", "--timeout-s", "5"]) == 2
     assert "--timeout-s" in capsys.readouterr().err
+
+
+def test_one_load_without_html_draws_no_page_and_reads_as_no_capacity(tmp_path, monkeypatch):
+    """No --html: the page (and its plot) is never drawn, so a few-request point cannot fail the command after
+    the run is stored; the JSON says no capacity was searched."""
+
+    def no_page(record):
+        raise AssertionError("drawn unasked")
+
+    monkeypatch.setattr("surrobench.report.html.serve_page", no_page)
+    db, out = tmp_path / "r.db", tmp_path / "s.json"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40", "--duration-s", "0.3", "--warmup-s", "0.1", "--min-requests", "0", "--p99-ms", "1000"]
+    assert run_cli(["serve", *args, "--db", str(db), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["find_max"] is False and doc["policies"][0]["capacity"] is None
+    point = doc["policies"][0]["points"][0]
+    assert 0 < point["goodput_rps"] <= point["achieved_rps"]

@@ -71,7 +71,7 @@ def _ranked_run() -> dict:
 def _serve() -> dict:
     point = LoadPoint(
         "poisson", 100.0, None, 99.0, 98.5, 500, 20, 0, 3, (Percentile(0.99, 4.2, (3.9, None), 5),), 5.1, 2.0,
-        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, True, 497, 0.99, {"timeout": 1},
+        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, 0.2, True, 497, 0.99, {"timeout": 1},
     )  # fmt: skip
     capacity = Capacity(5.0, 90.0, 95.0, (SearchStep(90.0, 4.1, True, "bound"),), 92.0, None, 3.5)
     record = ServeRecord(

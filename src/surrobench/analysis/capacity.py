@@ -72,13 +72,13 @@ def find_capacity(
         hi = the first failing r
         while (hi - lo) / lo > SEARCH_TOLERANCE: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
 
-    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
-    most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
-    at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. Going down, no rate below ``min_rps`` (:func:`sparse_rate`) is measured, and one failing there ends
-    the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`, turns it
-    upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates doubling
-    above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds
+    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the most
+    one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is at least
+    it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a prediction. No
+    rate below ``min_rps`` (:func:`sparse_rate`) is measured (a start below starts there), and one failing there
+    ends the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`,
+    turns it upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates
+    doubling above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds
     :data:`QUEUE_P99_STEP` times the highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within
     :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
@@ -95,7 +95,7 @@ def find_capacity(
         steps.append(SearchStep(rate, point.p99_ms if point.completed != 0 else None, bool(point.passed), phase))
         return bool(point.passed)
 
-    lo, hi, rate = None, None, min(start_rps, max_rps)
+    lo, hi, rate = None, None, min(max(start_rps, min_rps), max_rps)
     up = passes(rate, "bound")
     while len(steps) < MAX_SEARCH_STEPS and (lo is None or hi is None):
         if up:

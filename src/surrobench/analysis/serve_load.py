@@ -109,7 +109,8 @@ def load_point(
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
     if not arrivals.size:
-        raise NothingCompleted(f"no request arrived after the {warmup_s:g} s warm-up: lengthen duration_s")
+        detail = f"no request arrived after the {warmup_s:g} s warm-up: shorten {{warmup_s}} or lengthen {{duration_s}}"
+        raise NothingCompleted.naming(detail, ("warmup_s", "duration_s"))
     if not done.any() and trace.errors:  # an endpoint that refused or failed every request: name why
         failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
         raise NothingCompleted(f"no request completed: {failed}")
@@ -171,7 +172,7 @@ def load_warnings(point: LoadPoint) -> list[str]:
     asked for (:attr:`~surrobench.records.serve.LoadPoint.offered_interval_rps`; without it, under half), a P99
     with no upper bound (too few requests behind it), a load generator that took more than
     :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
-    rate = rate_text(point.target_rps) if point.target_rps else f"concurrency {point.concurrency}"
+    rate = point.load()
     notes = []
     interval = point.offered_interval_rps
     if interval is not None and not interval[0] <= point.offered_rps <= interval[1]:

@@ -129,7 +129,8 @@ def serve_request(
     :data:`MAX_STRETCH` times) until that many requests arrived after the warm-up (0: exactly ``duration_s``).
 
     Raises:
-        UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file; a search
+        UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file, or one spanning
+            over :data:`MAX_STRETCH` x ``duration_s`` (ms read as s); a search
             without ``p99_ms``; an unknown arrival process; non-positive times or rates; a warm-up not shorter
             than the duration; a load of more than :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD`
             arrivals, or a ``min_requests`` none could hold; all before anything is allocated or run.
@@ -143,7 +144,6 @@ def serve_request(
         detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
         raise UsageError.bad(given[1], detail, others=(given[0],))
     if arrivals_file is not None:
-        replay_arrivals(arrivals_file)  # a bad file is refused before the run is stored
         arrival = "replay"
     if concurrency is not None:
         arrival = "closed"
@@ -158,8 +158,11 @@ def serve_request(
     for name, value in (("duration_s", duration_s), ("drain_s", drain_s)):
         if not (0 < value < float("inf")):
             raise UsageError.bad(name, f"{value}: must be a finite number > 0")
-    if warmup_s is None:
-        warmup_s = default_warmup_s(duration_s)
+    if arrivals_file is not None and (span := replay_arrivals(arrivals_file)[-1]) > MAX_STRETCH * duration_s:
+        detail = f"{str(arrivals_file)!r} spans {span:.6g} s, over {MAX_STRETCH:g}x {{duration_s}} {duration_s:g} (the longest load): timestamps are in seconds"
+        raise UsageError.bad("arrivals_file", detail, others=("duration_s",))
+    if warmup_s is None:  # a replay's from its span: a burst shorter than a second keeps 3/4 of it measured
+        warmup_s = default_warmup_s(span if arrivals_file is not None else duration_s)
     if not 0 <= warmup_s < duration_s:
         detail = f"{warmup_s}: must be >= 0 and shorter than {{duration_s}} {duration_s}"
         raise UsageError.bad("warmup_s", detail, others=("duration_s",))
@@ -233,13 +236,9 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
     """How long ``rate_rps`` is offered, s: ``duration_s``, or up to :data:`MAX_STRETCH` times longer until
     ``request.min_requests`` arrive after the warm-up (default
     :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`: every judged P99 bounded, as MLPerf LoadGen's
-    minimum query count)."""
-    return min(max(request.duration_s, _needed_s(request, rate_rps)), MAX_STRETCH * request.duration_s)
-
-
-def _needed_s(request: ServeRequest, rate_rps: float) -> float:
-    """Seconds of arrivals at ``rate_rps`` for ``min_requests`` (with :data:`_COUNT_MARGIN`) after the warm-up."""
-    return request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
+    minimum query count; with :data:`_COUNT_MARGIN`)."""
+    needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
+    return min(max(request.duration_s, needed_s), MAX_STRETCH * request.duration_s)
 
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
@@ -254,10 +253,9 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
     cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
     if not stretch_capped(request, point):
         return []
-    load = rate_text(point.target_rps) if point.target_rps is not None else f"concurrency {point.concurrency}"
     cap_s = MAX_STRETCH * request.duration_s
     return [
-        f"{load}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
+        f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
         f"{point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
         "give a longer duration"
     ]
@@ -415,12 +413,7 @@ def planned_points(request: ServeRequest) -> int | None:
     peak search (its rates depend on what it measures)."""
     if request.find_max:
         return None
-    if request.arrival == "closed":
-        per_policy = len(request.concurrencies)
-    elif request.arrival == "replay":
-        per_policy = 1
-    else:
-        per_policy = len(request.rates)
+    per_policy = {"closed": len(request.concurrencies), "replay": 1}.get(request.arrival, len(request.rates))
     return per_policy * len(request.policies)
 
 
@@ -543,6 +536,7 @@ def serve(
         seed=request.seed,
         target_p99_ms=request.target_p99_ms,
         policies=(),
+        find_max=request.find_max,
     )
     prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
     total = planned_points(request)

@@ -9,17 +9,9 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
-from surrobench.cli.options import (
-    output_option,
-    DbOpt,
-    JsonOpt,
-    WorkloadOptions,
-    command_line,
-    console,
-    count_option,
-    err_console,
-)
-from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
+from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import flag, option_groups, output_option, print_stored, print_warnings, write_json
+from surrobench.cli.options import write_output
 
 
 #: serve's wording of the workload options it takes one of each of (a load has its own --duration-s and --drain-s).
@@ -41,7 +33,7 @@ def serve(
         None,
         "--rate",
         help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals. "
-        "With --find-max, the first is where the search starts (doubling or halving), instead of the prediction.",
+        "With --find-max, the search starts there (not below the sparse rate), instead of the prediction.",
     ),
     find_max: bool = flag(
         False, "--find-max", help="Search the highest rate within --p99-ms: predicted, bracketed, bisected to 5%."
@@ -49,12 +41,12 @@ def serve(
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
     max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),
     max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
-    duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate."),
+    duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate (a replay: up to 20x)."),
     warmup_s: float = typer.Option(
         None,
         "--warmup-s",
         help="Leading seconds of arrivals left out of the statistics; default 1, or a quarter of --duration-s "
-        "when that is shorter.",
+        "(of an --arrivals file's span) when that is shorter.",
         show_default=False,
     ),
     min_requests: int = count_option(
@@ -100,7 +92,7 @@ def serve(
             hooks = dict(command=command_line(), on_start=on_start, on_point=on_point)
             record = serve_load(w.model, db=db, **hooks, **load, **w.settings(), trust_pickle=w.trust_pickle)
         except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
-            write_output(html_out, serve_page(cut.partial), "--html")
+            write_output(html_out, serve_page(cut.partial) if html_out else "", "--html")
             raise
     for table in serve_tables(record, width=console.width):
         console.print(table)
@@ -110,6 +102,6 @@ def serve(
     print_warnings(record.notes)
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
-    write_output(html_out, serve_page(record), "--html")
+    write_output(html_out, serve_page(record) if html_out else "", "--html")  # no page drawn unasked
     if any(p.nonfinite for p in record.policies):  # as run's status nonfinite, its notes say which
         raise typer.Exit(EXIT_CONFIGS_FAILED)

@@ -66,7 +66,8 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
     ``#`` lines skipped), shifted to start at 0.
 
     Raises:
-        UsageError: unreadable, no timestamp, a value not a finite number, or timestamps going back.
+        UsageError: unreadable, no timestamp, a value not a finite number, timestamps going back, or more than
+            :data:`MAX_ARRIVALS_PER_LOAD`.
     """
     try:
         lines = Path(path).read_text().splitlines()
@@ -88,4 +89,8 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
         raise UsageError.bad("arrivals_file", f"{str(path)!r}: no timestamps (one time in seconds per line)")
     if not np.isfinite(times).all() or (np.diff(times) < 0).any():
         raise UsageError.bad("arrivals_file", f"{str(path)!r}: timestamps must be finite and in increasing order")
+    if times.size > MAX_ARRIVALS_PER_LOAD:
+        raise UsageError.bad(
+            "arrivals_file", f"{str(path)!r}: {times.size:,} timestamps, over the {MAX_ARRIVALS_PER_LOAD:,} of a load"
+        )
     return times - times[0]

@@ -1,12 +1,11 @@
 """The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads):
-per batching policy one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, with a P99 target,
-the :class:`Capacity` the peak search found. Latencies are per request, completion - arrival, ms; rates requests
-per second (``_rps``); shares fractions.
+per batching policy one :class:`LoadPoint` per offered load (a rate, a closed-loop concurrency: what it achieved)
+and, for a peak search at a P99 target, the :class:`Capacity` it found. Latencies are per request, completion -
+arrival, ms; rates requests per second (``_rps``); times s; shares fractions.
 
 **Capacity optimization** (:class:`CapacityOptimization`, ``surrobench/capacity-v1``, ``optimize --objective
 capacity``): per candidate recipe its accuracy, the capacity the simulation predicts per batching policy, and the
-recipe chosen, verified under load beside the baseline (eager) as two stored serve runs. Rates in requests/s
-(``_rps``), times in s.
+recipe chosen, verified under load beside the baseline (eager) as two stored serve runs.
 """
 
 from __future__ import annotations
@@ -109,7 +108,11 @@ class LoadPoint(schemas.Plain):
         backlog_growth: the least-squares slope of the completed requests' latency on their arrival time (s per s):
             0 for a sustained load, 1 - service rate / offered rate for a queue that grows; None under 2 completions
             or in a document written before it.
+        goodput_rps (derived, JSON only): measured requests completed within the target per second, over the span
+            of ``achieved_rps`` (so never above it); None without a target. What this load achieved, not a capacity.
     """
+
+    DERIVED = ("goodput_rps",)
 
     arrival: str
     target_rps: float | None
@@ -151,6 +154,16 @@ class LoadPoint(schemas.Plain):
     @property
     def p99_ms(self) -> float:
         return self.percentile(0.99).value_ms
+
+    def load(self) -> str:
+        """The load offered, in prose: the asked rate (``20 rps``), ``concurrency 4``, or ``the replay``."""
+        name = f"concurrency {self.concurrency}" if self.concurrency else "the replay"
+        return rate_text(self.target_rps) if self.target_rps else name
+
+    @property
+    def goodput_rps(self) -> float | None:
+        done = max(1, self.requests - self.dropped if self.completed is None else self.completed)  # 0: none within
+        return None if self.slo_attainment is None else self.achieved_rps * self.slo_attainment * self.requests / done
 
 
 @dataclass(frozen=True)
@@ -263,8 +276,8 @@ class PolicyResult(schemas.Plain):
     nonfinite: dict | None = None
 
     def bracket(self) -> tuple[float, float | None] | None:
-        """The capacity's bracket, requests/s, by the points judged against a P99 target (a search cut short, rates with
-        a target): the highest asked rate that passed (0: none) and the lowest failing above it; None: none judged."""
+        """A search cut short: its bracket, requests/s, by the points judged against the P99 target: the highest asked
+        rate that passed (0: none) and the lowest failing above it; None: none judged."""
         judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
         lower = max((rate for rate, ok in judged if ok), default=0.0)
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
@@ -275,7 +288,9 @@ class PolicyResult(schemas.Plain):
 class ServeRecord(schemas.Plain):
     """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
     the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried. Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
+    per batching policy tried; ``find_max`` whether a peak search measured a capacity (else each load point is one
+    offered load; None: a document written before it). Its JSON object, ``surrobench/serve-v2``, is its fields
+    and ``best_policy``."""
 
     DERIVED = ("best_policy",)
 
@@ -293,6 +308,7 @@ class ServeRecord(schemas.Plain):
     policies: tuple[PolicyResult, ...]
     notes: tuple[str, ...] = field(default=())
     unloaded: tuple[UnloadedLatency, ...] = field(default=())
+    find_max: bool | None = None
 
     def label(self) -> str:
         """What was served: the endpoint's URL, or model, shape, precision, mode and device."""

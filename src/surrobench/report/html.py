@@ -194,21 +194,9 @@ def _serve_section(record: ServeRecord) -> str:
         "left out</p>",
         _figure(plots.latency_throughput(record), "latency vs throughput"),
     ]
-    if record.unloaded:
-        parts += [
-            f"<h3>{escape(serve_tables.UNLOADED_TITLE)}</h3>",
-            _table(serve_tables.UNLOADED_COLUMNS, serve_tables.unloaded_rows(record)),
-        ]
-    for result in record.policies:
-        parts += [
-            f"<h3>{escape(serve_tables.policy_title(record, result))}</h3>",
-            _table(serve_tables.COLUMNS, map(serve_tables.point_cells, result.points)),
-        ]
-        if result.capacity is not None:
-            parts += [
-                f"<h4>{escape(serve_tables.SEARCH_TITLE)}</h4>",
-                _table(serve_tables.SEARCH_COLUMNS, serve_tables.search_rows(result.capacity)),
-            ]
+    for title, names, rows in serve_tables.sections(record, every=True):
+        h = "h4" if names == serve_tables.SEARCH_COLUMNS else "h3"
+        parts += [f"<{h}>{escape(title)}</{h}>", _table(names, rows)]
     best = serve_tables.best_line(record)
     parts.append(f"<p>{escape(best)}</p>" if best else "")
     parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in record.notes) + "</ul>" if record.notes else "")

@@ -308,8 +308,9 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
         pts = sorted(result.points, key=lambda p: p.offered_rps)
         x = [p.achieved_rps for p in pts]
         p99 = [p.p99_ms for p in pts]
-        lo = [p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms) for p in pts]
-        hi = [(p.percentile(0.99).ci95_ms[1] or p.p99_ms) - p.p99_ms for p in pts]
+        # a few requests' interval can lie above the interpolated P99 (its lower side the slowest of two)
+        lo = [max(0.0, p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms)) for p in pts]
+        hi = [max(0.0, (p.percentile(0.99).ci95_ms[1] or p.p99_ms) - p.p99_ms) for p in pts]
         label = result.policy.label() if result.policy else "endpoint"
         line = ax.errorbar(x, p99, yerr=[lo, hi], marker="o", capsize=3, label=f"P99, {label}")[0]
         ax.plot(x, [p.percentile(0.5).value_ms for p in pts], ls=":", color=line.get_color(), label=f"P50, {label}")

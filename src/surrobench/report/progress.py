@@ -60,11 +60,9 @@ def serve_progress(
 
         def on_point(policy, point) -> None:
             from surrobench.analysis.serve_load import MAX_BACKLOG_GROWTH  # a serve run's only: not at import
-            from surrobench.report.serve_tables import latency_cell, rps
+            from surrobench.report.serve_tables import latency_cell
 
-            load = "replay" if point.target_rps is None else f"{rps(point.target_rps)} rps"  # as its table
-            load = f"concurrency {point.concurrency}" if point.concurrency is not None else load
-            where = policy.label() if policy is not None else "endpoint"
+            where, load = policy.label() if policy is not None else "endpoint", point.load()
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
             if point.passed is False and (point.backlog_growth or 0.0) > MAX_BACKLOG_GROWTH:  # a P99 in time, not kept

@@ -71,7 +71,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-    elif record.env.get("interrupted") and (bracket := result.bracket()) is not None:  # the bounds found so far
+    elif record.env.get("interrupted") and record.find_max is not False and (bracket := result.bracket()) is not None:
         upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
         line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
     return line
@@ -112,34 +112,30 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
     return [[str(i), s.phase, rps(s.rate_rps), ms, "yes" if s.passed else "no"] for i, (s, ms) in steps]
 
 
-def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
-    """Per policy its load points and search steps, fitted to ``width`` (None: no limit)."""
-    tables = []
-    if record.unloaded:
-        minor = {"loop ms": 3, "n": 2, "gap ms": 1}
-        cols = fit_columns(UNLOADED_COLUMNS, minor=minor, wrap=minor)
-        tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
-    for result in record.policies:
-        if not result.points:
-            continue  # answered without a load, or its output was nonfinite: best_line or a note says why
-        rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
-        tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
+def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
+    """The record's tables as ``(title, columns, rows of cells)``, in order: the unloaded latency, then per policy
+    with load points (``every``: each policy; one without was answered without a load, or was nonfinite: its title,
+    best_line or a note says why) its points and its search's steps. The terminal, markdown and HTML render these."""
+    out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded_rows(record))] if record.unloaded else []
+    for result in (r for r in record.policies if r.points or every):
+        out.append((policy_title(record, result), COLUMNS, [point_cells(p) for p in result.points]))
         if result.capacity is not None:
-            tables.append(fit_table(_columns(SEARCH_COLUMNS), search_rows(result.capacity), width, title=SEARCH_TITLE))
+            out.append((SEARCH_TITLE, SEARCH_COLUMNS, search_rows(result.capacity)))
+    return out
+
+
+def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
+    """:func:`sections` as tables fitted to ``width`` (None: no limit)."""
+    tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
+    for title, names, rows in sections(record):
+        cols = fit_columns(names, minor=unloaded, wrap=unloaded) if names == UNLOADED_COLUMNS else _columns(names)
+        tables.append(fit_table(cols, [[rich_escape(c) for c in row] for row in rows], width, title=rich_escape(title)))
     return tables
 
 
 def serve_markdown(record: ServeRecord) -> str:
-    """The tables of :func:`serve_tables` as markdown, with the best policy and notes."""
-    parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
-    for result in record.policies:
-        if not result.points:
-            continue
-        parts.append(
-            f"{md_escape(policy_title(record, result))}\n\n{md_table(COLUMNS, map(point_cells, result.points))}"
-        )
-        if result.capacity is not None:
-            parts.append(f"{SEARCH_TITLE}\n\n{md_table(SEARCH_COLUMNS, search_rows(result.capacity))}")
+    """:func:`sections` as markdown, with the best policy and notes."""
+    parts = [f"{md_escape(title)}\n\n{md_table(names, rows)}" for title, names, rows in sections(record)]
     line = best_line(record)
     parts += [md_escape(line)] if line else []
     parts += ["notes:\n\n" + "".join(f"- {md_escape(n)}\n" for n in record.notes)] if record.notes else []
@@ -148,9 +144,9 @@ def serve_markdown(record: ServeRecord) -> str:
 
 def best_line(record: ServeRecord) -> str | None:
     """The policy with the highest capacity, when several were searched; that no rate meets the target, with the
-    unloaded batch-1 latency, when no searched rate passed."""
-    why = record.infeasible()
-    if why:
+    unloaded batch-1 latency, when no searched rate passed; without a search, that no capacity was (each load point
+    is what its offered load achieved) and one load's rates, goodput and P99."""
+    if why := record.infeasible():
         return why
     tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
     if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
@@ -161,10 +157,22 @@ def best_line(record: ServeRecord) -> str | None:
             else ""
         )
         return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
-    best = record.best()
+    best, points = record.best(), [p for r in record.policies for p in r.points]
+    if best is None and record.find_max is False and points:
+        return _loads_line(record, points)
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
     return f"best policy: {best.policy.label()}, {rps(best.capacity.capacity_rps)} rps at P99 <= {record.target_p99_ms:g} ms"
+
+
+def _loads_line(record: ServeRecord, points: list[LoadPoint]) -> str:
+    if len(points) > 1:
+        return f"{len(points)} loads, no capacity searched: each row is what its offered load achieved"
+    p = points[0]
+    line = f"one load of {p.load()}, no capacity searched: offered {rps(p.offered_rps)}, achieved {rps(p.achieved_rps)} rps"
+    if p.goodput_rps is not None:
+        line += f", goodput {rps(p.goodput_rps)} rps ({p.slo_attainment:.1%} within P99 <= {record.target_p99_ms:g} ms)"
+    return f"{line}, P99 {latency_cell(p.percentile(0.99))} ms"
 
 
 CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first failing rps")
