@@ -264,21 +264,27 @@ def diagnose_workload(
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
     warnings += report_warnings(reports) + notes
-    findings = []  # the estimates once read; a Ctrl-C from here on keeps them (every config was profiled and read)
+    findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
         optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
             got = [ev.result for ev in evidence]
-            measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
+            try:
+                measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
+            except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
+                (measured, noted), measuring = stop.args, str(stop)
             warnings += noted
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
             warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
+            if measuring:
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
+        cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings) from None
     return record, findings, warnings, evidence
@@ -498,8 +504,8 @@ def diagnose(
             (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
             given with a trace or run, as :func:`refuse_workload`, a missing trace, an unknown run or one without
             configs (a serve run), bad input.
-        Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
-            read before it, the run stored as ``interrupted``.
+        Interrupted: Ctrl-C while a ``model`` is timed, profiled or its remedies measured; ``partial`` the
+            :class:`Diagnosis` of what was read and measured before it, the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None
