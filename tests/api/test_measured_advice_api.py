@@ -133,6 +133,25 @@ def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_re
     ]
 
 
+def test_the_stored_run_keeps_its_diagnosis_warnings_for_diagnose_run_and_the_report(tmp_path, monkeypatch):
+    """A trial's live diagnosis noted the remedies' windows timing the baseline 12x its timed step (the host
+    drifted); ``diagnose --run`` of that run and its HTML report said nothing of it."""
+    from surrobench.api.report import build_report
+    from surrobench.records.run import WARNINGS_KEY
+    from surrobench.report.html import escape, report_page
+
+    _with_a_compile_finding(monkeypatch)
+    drifted = MeasuredRemedy("compile", "faster", 2.0, (1.9, 2.1), 1e4, 4.0, 0.0, 1e-2)  # a 10 s baseline window
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (drifted,))
+    db = tmp_path / "r.db"
+    live = diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=5, **SWEEP)
+    (drift,) = [w for w in live.warnings if "the host drifted" in w]
+    stored = diagnose(run=live.run.run_id, db=db)
+    assert stored.warnings[: len(live.warnings)] == live.warnings and stored.warnings.count(drift) == 1
+    assert load(live.run.run_id, db).env[WARNINGS_KEY] == list(live.warnings)
+    assert escape(drift) in report_page(build_report([live.run.run_id], db=db))
+
+
 #: Two 3x3x3 convolutions: at batch 1 in fp32 PyTorch runs them as its own im2col + GEMM (slow_conv3d_forward).
 VOXEL = """
 from torch import nn

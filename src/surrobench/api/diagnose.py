@@ -41,7 +41,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
-from surrobench.records.run import MEASURED_KEY, Profile, RunRecord
+from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import (
@@ -161,11 +161,20 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
     return None, f"{name}: no calibration stored{at}, no roofline (run {calibrate_command('cpu', threads)})"
 
 
-def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
+def _noted(store: ResultStore, record: RunRecord, warnings: list[str]) -> RunRecord:
+    """``record`` with its diagnosis's ``warnings`` in its env (:data:`~surrobench.records.run.WARNINGS_KEY`), also
+    in ``store``: ``diagnose --run`` and ``report`` give them again."""
+    if warnings:
+        store.update_env(record.run_id, env := {**record.env, WARNINGS_KEY: list(warnings)})
+        record = replace(record, env=env)
+    return record
+
+
+def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str], store) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
-    :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
-    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled."""
-    record, reports = cut.partial.run, cut.partial.reports
+    :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``): every config profiled and read, the
+    run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
+    record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
     context = {**workload_context(record, evidence), "interrupted": True}
     context["profiled"] = [r.label() for r in reports]
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
@@ -203,7 +212,7 @@ def diagnose_workload(
         ceilings, _ = device_ceilings(cut.record)
         findings = _findings(cut.record, [], {}, th, ceilings, measured_for(store, cut.record.results))
         cut.partial = Profile(cut.record)
-        raise _interrupted(cut, findings, [], []) from None
+        raise _interrupted(cut, findings, [], [], store) from None
     ceilings, note = device_ceilings(record)
     evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
 
@@ -262,7 +271,7 @@ def diagnose_workload(
     except Interrupted as cut:
         optimized = measured_for(store, cut.partial.run.results)
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
-        raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
+        raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
     warnings += report_warnings(reports) + notes
     findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
     try:
@@ -286,8 +295,8 @@ def diagnose_workload(
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
-        raise _interrupted(cut, findings, list(evidence), warnings) from None
-    return record, findings, warnings, evidence
+        raise _interrupted(cut, findings, list(evidence), warnings, store) from None
+    return _noted(store, record, warnings), findings, warnings, evidence
 
 
 def _findings(
@@ -319,11 +328,11 @@ def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Diagnose a stored run from its op tables and the traces that still exist; returns as
-    :func:`diagnose_workload`. Stored rooflines, counters and measured remedies are read as that run read them, so
-    the findings are its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its
+    :func:`diagnose_workload`. Stored rooflines, counters, measured remedies and warnings are read as that run read
+    them, so the findings are its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its
     op families."""
     record = store.load_run(run_id)
-    evidence, warnings, flops = [], [], {}
+    evidence, warnings, flops = [], list(record.env.get(WARNINGS_KEY, ())), {}  # its own diagnosis's first
     ceilings, note = device_ceilings(record)
     for result in record.results:
         config_id = result.config_id
@@ -366,7 +375,7 @@ def diagnose_stored(
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
     warnings += disagreements(own, measured)
-    return record, findings, warnings, evidence
+    return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:

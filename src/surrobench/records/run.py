@@ -57,6 +57,8 @@ LEAK_KEY = "memory_growth"
 NONFINITE_KEY = "nonfinite"
 #: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
 MEASURED_KEY = "measured_remedies"
+#: ``env`` key of a diagnosed run: the warnings its diagnosis gave (``surrobench.api.diagnose``).
+WARNINGS_KEY = "diagnosis_warnings"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
