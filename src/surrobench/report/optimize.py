@@ -110,7 +110,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             here, *fresh = process_speedups(each, processes)
             ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
             by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
-        speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process})"
+        cut = "; interrupted before its confirmation windows finished" if entry["cut_short"] else ""
+        speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process}{cut})"
         lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")

@@ -73,8 +73,8 @@ def optimize_config(
             entry = _entry(search, started)
         except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
             raise _interrupted(_entry(search, started, profile=False)) from None
-    if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
-        raise _interrupted(entry)  # it stands on the windows that finished; no profiling
+    if entry.cut_short:  # in the recipe's confirmation: it stands on the windows that finished; no profiling
+        raise _interrupted(entry)
     return entry
 
 
@@ -137,6 +137,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         head_to_head=search.head_to_head,
         unconfirmed=search.unconfirmed,
         baseline_drift=_baseline_drift(baseline.samples_ms(), processes),
+        cut_short=cut,
     )
 
 
