@@ -44,15 +44,8 @@ from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json,
 from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
-from surrobench.results.profiles import (
-    add_roofline,
-    load_counters,
-    load_kernel_table,
-    load_op_table,
-    load_roofline,
-    op_profile_step_ms,
-    op_profile_trace,
-)
+from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
+from surrobench.results.profiles import load_roofline, op_profile_step_ms, op_profile_trace
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
@@ -62,15 +55,9 @@ from surrobench.trace import load_trace
 class Diagnosis:
     """Ranked findings and what was diagnosed: ``findings`` most severe first, ``title`` one line naming what was
     diagnosed, ``warnings`` notes for the user, ``run`` the run (None for a trace), ``cross_rank`` the report of a
-    multi-rank trace (else None).
-
-    Attributes:
-        context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
-            (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
-            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
-            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
-            workload or run ``headroom`` (:mod:`surrobench.analysis.roofline`, with counters).
-    """
+    multi-rank trace (else None). ``context``: a workload's :func:`workload_context` (a stored run's without
+    ``device_name``: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks, and
+    ``evidence_checks``: :mod:`surrobench.analysis.evidence_checks`, ``{label or trace: check}``)."""
 
     findings: tuple[Finding, ...]
     context: dict
@@ -447,18 +434,12 @@ def _perf_system(doc: dict, where: str) -> dict:
     if not isinstance(reports, list):
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
-    if not with_view:
-        raise UsageError.bad(
-            "system_view",
-            f"{where}: no config of this {schemas.PERF} document has a system view "
-            f"({len(reports)} config(s), none passed)",
-        )
-    if len(with_view) > 1:
+    if len(with_view) != 1:
         names = ", ".join(_perf_label(r) for r in with_view)
+        several = f"{len(with_view)} configs have a system view ({names}); give one: the perf document of that config"
+        none = f"no config of this {schemas.PERF} document has a system view ({len(reports)} config(s), none passed)"
         raise UsageError.bad(
-            "system_view",
-            f"{where}: {len(with_view)} configs have a system view ({names}); give one: the perf document of "
-            "that config alone, or its 'system' object",
+            "system_view", f"{where}: " + (f"{several} alone, or its 'system' object" if with_view else none)
         )
     return with_view[0]["system"]
 
