@@ -162,8 +162,7 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``): every config profiled and read, the
     run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
     record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
-    context = {**workload_context(record, evidence), "interrupted": True}
-    context["profiled"] = [r.label() for r in reports]
+    context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     return cut
@@ -314,10 +313,9 @@ def _findings(
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and the traces that still exist; returns as
-    :func:`diagnose_workload`. Stored rooflines, counters, measured remedies and warnings are read as that run read
-    them, so the findings are its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its
-    op families."""
+    """Diagnose a stored run from its op tables and the traces that still exist; returns as :func:`diagnose_workload`.
+    Stored rooflines, counters, measured remedies and warnings are read as that run read them, so the findings are
+    its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
     evidence, warnings, flops = [], list(record.env.get(WARNINGS_KEY, ())), {}  # its own diagnosis's first
     ceilings, note = device_ceilings(record)
@@ -533,8 +531,7 @@ def diagnose(
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
         title = f"diagnosis of run {run.run_id} ({RUN_LEVEL_ONLY})"
         return Diagnosis(tuple(findings), context, title, tuple(warnings), run)
-    if isinstance(run, RunRecord):
-        run = run.run_id
+    run = run.run_id if isinstance(run, RunRecord) else run
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
@@ -554,8 +551,6 @@ def diagnose(
             plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    context = {
-        **workload_context(record, evidence),
-        "measure_s": advice.DEFAULT_MEASURE_S if measure_s is None else measure_s,
-    }
+    asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
+    context = {**workload_context(record, evidence), "measure_s": asked}
     return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

@@ -276,14 +276,9 @@ class RunRecord:
         for rec in self.to_records()[:HTML_ROWS]:
             peak = rec["peak_mem_bytes"]
             status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
-            cells = (
-                rec["label"],
-                status,
-                _cell(rec["median_ms"], ".3f"),
-                _cell(rec["p95_ms"], ".3f"),
-                _cell(rec["samples_per_s"], ".4g"),
-                _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
-            )
+            median, p95 = _cell(rec["median_ms"], ".3f"), _cell(rec["p95_ms"], ".3f")
+            mib = _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f")
+            cells = (rec["label"], status, median, p95, _cell(rec["samples_per_s"], ".4g"), mib)
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (

@@ -88,8 +88,8 @@ def latest_optimized_config(
     store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), of an optimization that finished (not interrupted), checked as a config of its report's schema
-    (:data:`~surrobench.results.optimize.CONFIGS`) and written as optimize-v3, or None.
+    (:func:`~surrobench.records.config.same_inputs`) of an optimization that finished, not interrupted; checked as a
+    config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as optimize-v3; or None.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.

@@ -256,10 +256,8 @@ def measure_findings(
             step_ms = result.latency_ms.median if result.latency_ms else None
             got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, step_ms=step_ms)
         except KeyboardInterrupt:
-            got = tuple(
-                MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes_to_measure(mine, cfg.device)
-            )
-            cut = True
+            recipes, cut = recipes_to_measure(mine, cfg.device), True
+            got = tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
             continue
