@@ -23,15 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import (
-    EXEC_SETTINGS,
-    ConfigKey,
-    InputSpec,
-    inputs_json,
-    inputs_of,
-    inputs_text,
-    mode_text,
-)
+from surrobench.records.config import EXEC_SETTINGS, ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text
+from surrobench.records.config import mode_text
 from surrobench.records.paired import PairedSamples, split_rounds
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
@@ -57,6 +50,8 @@ LEAK_KEY = "memory_growth"
 NONFINITE_KEY = "nonfinite"
 #: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
 MEASURED_KEY = "measured_remedies"
+#: ``env`` key of a diagnosed run: the warnings its diagnosis gave (``surrobench.api.diagnose``).
+WARNINGS_KEY = "diagnosis_warnings"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
@@ -281,14 +276,9 @@ class RunRecord:
         for rec in self.to_records()[:HTML_ROWS]:
             peak = rec["peak_mem_bytes"]
             status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
-            cells = (
-                rec["label"],
-                status,
-                _cell(rec["median_ms"], ".3f"),
-                _cell(rec["p95_ms"], ".3f"),
-                _cell(rec["samples_per_s"], ".4g"),
-                _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
-            )
+            median, p95 = _cell(rec["median_ms"], ".3f"), _cell(rec["p95_ms"], ".3f")
+            mib = _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f")
+            cells = (rec["label"], status, median, p95, _cell(rec["samples_per_s"], ".4g"), mib)
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (
