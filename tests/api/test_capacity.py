@@ -835,3 +835,23 @@ def test_a_candidate_that_meets_the_target_where_the_baseline_meets_it_nowhere_i
     found = capacity_search([_remedy("threads=1", "threads")], (ServePolicy(1, 0.0),), 50.0, evaluate, verify)
     (cand,) = [c for c in found.candidates if c.recipe == "threads=1"]
     assert cand.service_faster is False and found.top == "threads=1" and found.top_run_id == "run-threads=1"
+
+
+def test_batches_slower_under_load_than_unloaded_are_named_once_per_policy():
+    # the eager AFNO on an H100: 7.3 ms a request at 39.5 rps against 4.8 ms back to back unloaded (1.5x)
+    from surrobench.analysis.capacity import SLOWER_UNDER_LOAD, slowdown_under_load
+
+    service = PlantedService(1.0)  # 1 ms a request, every load at batch 1
+    request = serve_request(rates=[100, 200], p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5)
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock)
+    honest = {1: UnloadedLatency(1, 1.0, (1.0,) * 5, (1.0,) * 5, 0.0)}
+    assert [slowdown_under_load(p, honest) for p in result.points] == [None, None]
+    fast = {
+        1: UnloadedLatency(1, 1.0, (0.5,) * 5, (0.5,) * 5, 0.0),
+        8: UnloadedLatency(8, 1.0, (1.0,) * 5, (1.0,) * 5, 0.0),
+    }
+    ratios = [slowdown_under_load(p, fast) for p in result.points]
+    assert all(r is not None and r[1] == 1 and r[0] > SLOWER_UNDER_LOAD for r in ratios)
+    assert len(search_notes(request, (result,), fast)) == 1 and search_notes(request, (result,), honest) == ()
+    endpoint = replace(result.points[0], compute_share=None)  # an endpoint's service is not timed
+    assert slowdown_under_load(endpoint, fast) is None

@@ -51,6 +51,11 @@ FLAT_TAIL_STEP = 1.5
 #: P99 (our own threshold, above the noise: the eager AFNO on an H100 measured 13.8-20.1 ms from 20 to 640 rps, a
 #: 1.46x spread, then 498 ms at 1,280 rps, docs/benchmarks/h200-capacity.md).
 QUEUE_P99_STEP = 2.0
+#: A load whose batches took this many times the unloaded back-to-back mean of their size is served slower than
+#: its prediction assumed (our own threshold: near saturation the capacity scales as 1 / service, so a 25% slower
+#: service alone moves it 20%, twice the prediction goal; the eager AFNO on an H100 ran 1.5x,
+#: docs/benchmarks/h200-capacity.md).
+SLOWER_UNDER_LOAD = 1.25
 #: At the sparse rate a batch-1 service is busy this share of the time: a Poisson arrival finds it busy as often
 #: (PASTA), so nine requests in ten are served alone (our own threshold).
 SPARSE_UTILISATION = 0.1
@@ -249,3 +254,14 @@ def no_rate_found(target_p99_ms: float, capacity: Capacity, sparse_rps: float = 
         f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
         f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's{above}"
     )
+
+
+def slowdown_under_load(point: LoadPoint, unloaded: dict[int, UnloadedLatency]) -> tuple[float, int] | None:
+    """``(ratio, size)``: a load's mean service a request (``compute_share`` x ``mean_ms``) over the unloaded
+    back-to-back mean of the batch size nearest its mean padded batch, when above :data:`SLOWER_UNDER_LOAD`; None
+    below it, or where the service was not timed (an endpoint) or nothing completed."""
+    if not unloaded or point.compute_share is None or not point.mean_ms or not point.mean_padded_batch:
+        return None
+    size = min(unloaded, key=lambda k: abs(k - point.mean_padded_batch))
+    ratio = point.compute_share * point.mean_ms / float(np.mean(unloaded[size].back_to_back_ms))
+    return (ratio, size) if ratio > SLOWER_UNDER_LOAD else None

@@ -28,7 +28,13 @@ import numpy as np
 import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
-from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity, sparse_rate
+from surrobench.analysis.capacity import (
+    infeasible_reason,
+    no_rate_found,
+    predict_capacity,
+    slowdown_under_load,
+    sparse_rate,
+)
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
@@ -267,8 +273,19 @@ def search_notes(
     """A note per peak search that passed at :func:`max_rate_rps`, the most one load may offer: its capacity
     is a lower bound; one per search whose measured rates below its capacity failed (the target holds only under
     load); else one when a capacity was found but a batch-1 request after the longest idle probed (``idle_ms``)
-    misses the target: rates sparse enough to leave the device that idle fail below the capacity."""
+    misses the target: rates sparse enough to leave the device that idle fail below the capacity; one per policy
+    whose batches ran slower under load than unloaded (:func:`~surrobench.analysis.capacity.slowdown_under_load`,
+    the worst load named): a prediction from the unloaded samples does not hold there."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
+    for r in results:
+        slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]
+        if slow:
+            (ratio, size), p = max(slow, key=lambda x: x[0][0])
+            notes += (
+                f"{r.policy.label() if r.policy else 'endpoint'}: under load its batches ran slower than unloaded, "
+                f"up to {ratio:.2g}x batch {size}'s back-to-back time (at {p.load()}; {len(slow)} of "
+                f"{len(r.points)} loads): service times that change under load are not predicted",
+            )
     for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
         name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
         if c.failing_rps is None and c.capacity_rps >= top:
