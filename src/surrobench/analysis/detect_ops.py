@@ -14,7 +14,7 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
-from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
+from surrobench.analysis.op_readings import TINY_CALLS, is_fragment, read_fragmentation
 from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
@@ -248,7 +248,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
+    fragments = [op.name for op in t.ops if is_fragment(op.name, op.category) or op.name in small]
     enclosing = enclosing_op(t, fragments)
     if enclosing is not None:
         text = f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}"

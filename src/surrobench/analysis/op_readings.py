@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from surrobench.analysis.op_families import low_intensity
+from surrobench.analysis.op_families import family_of, low_intensity
 from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
@@ -23,7 +23,7 @@ EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
-"""The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
+"""The method's \"elementwise, copy, cat" ops, the usual fusion targets (of the last only concatenations: :func:`is_fragment`)."""
 
 #: Fragment share at or above which we flag the table: fusing these could save about a third of kernel time or more.
 #: Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09.
@@ -126,13 +126,22 @@ def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_S
     return small
 
 
+def is_fragment(name: str, category: str) -> bool:
+    """Whether an op of ``category`` is one of :data:`FRAGMENT_CATEGORIES`' fragments (a concatenation of the last)."""
+    concat = category == FRAGMENT_CATEGORIES[2] and family_of(name).name == "copy/cast/cat"
+    return concat or category in FRAGMENT_CATEGORIES[:2]
+
+
 def read_fragmentation(
     table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US
 ) -> FragmentationReading:
     """Reading 2: the share of :data:`FRAGMENT_CATEGORIES`, on a CPU basis plus the tiny calls of other
     low-intensity ops (:func:`small_calls`, as :data:`TINY_CALLS`, a norm of 10 us a call costs its dispatch as
     an elementwise op does), and the small-kernel count. The one definition profile and diagnose print."""
-    by_category = {c: table.category_shares.get(c, 0.0) for c in FRAGMENT_CATEGORIES}
+    by_category = dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
+    for op in table.ops:
+        if is_fragment(op.name, op.category):
+            by_category[op.category] += op.share
     tiny = small_calls(table, scale, small_call_us)
     extra = sum(op.share for op in table.ops if op.name in tiny and op.category not in FRAGMENT_CATEGORIES)
     if extra >= 0.005:  # under half a percent prints as 0%: not a fact worth a part
