@@ -126,7 +126,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     fewer_bytes = (
         "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
     )
-    action = family_actions(names, cpu=ev.on_cpu()) or (Clause(fewer_bytes, ("compile",)),)
+    action = family_actions(names, cpu=ev.on_cpu(), table=ev.op_table) or (Clause(fewer_bytes, ("compile",)),)
     under = th.parallelism_bound_fraction
     starved = [o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < under]
     if starved:
@@ -160,7 +160,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())  # measured: none needs the calibration
+        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
         half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
         action = clauses_of(action, half, "run surrobench calibrate, then diagnose: how near the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
@@ -262,7 +262,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)
     else:
-        action = family_actions(fragments[:5], cpu=ev.on_cpu())
+        action = family_actions(fragments[:5], cpu=ev.on_cpu(), table=t)
         if small:
             action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     return Finding(

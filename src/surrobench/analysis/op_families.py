@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from surrobench.records.findings import Clause
-from surrobench.records.ops import categorize
+from surrobench.records.ops import OpTable, categorize
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class OpFamily:
 
 _THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
+_INT32 = Clause("use int32 indices")
+_REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
+_BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
@@ -77,21 +80,26 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "scatter/gather/index",
         ("concat/index/gather/scatter",),
         True,
-        "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
+        "irregular, non-coalesced reads and writes by index",
+        (_REORDER, _INT32),
+        (_REORDER, _INT32),
+        "irregular access by index (cache misses on every row)",
+    ),
+    OpFamily(
+        "index reduction",
+        (),
+        True,
+        "adds by index (scatter_add, index_add): atomic adds that collide on high-degree nodes",
         (
             Clause(
                 "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
                 "torch.segment_reduce) instead of atomic scatter"
             ),
-            Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)"),
-            Clause("use int32 indices"),
+            _REORDER,
+            _INT32,
         ),
-        (
-            Clause("sort edges by destination and use a segment/CSR reduction"),
-            Clause("reorder nodes for locality"),
-            Clause("int32 indices"),
-        ),
-        "irregular access by index (cache misses on every row) and scattered adds that serialize on high-degree nodes",
+        (Clause("sort edges by destination and use a segment/CSR reduction"), _REORDER, _INT32),
+        "adds by index (scatter_add, index_add) that serialize on high-degree nodes",
     ),
     OpFamily(
         "distance/selection",
@@ -100,6 +108,22 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
         (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
         (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), _THREADS),
+    ),
+    OpFamily(
+        "sort/selection",
+        (),
+        True,
+        "a sort or selection along each row: passes over the row with little arithmetic in each",
+        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices")),
+        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), _THREADS),
+    ),
+    OpFamily(
+        "search",
+        (),
+        True,
+        "a binary search per element over sorted boundaries (searchsorted, bucketize): a dependent load per step",
+        (Clause(_BIN),),
+        (Clause(_BIN), _THREADS),
     ),
     OpFamily(
         "convolution",
@@ -181,12 +205,32 @@ _CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9
 _IM2COL = re.compile(r"slow_conv|thnn_conv")
 
 
-def family_of(name: str) -> OpFamily | None:
-    """The family of an op or kernel name, None for ops of no family (communication, other)."""
-    category = categorize(name)
-    if category == "concat/index/gather/scatter" and _CONCAT.search(name.lower()):
-        return _BY_NAME["copy/cast/cat"]
-    return _BY_NAME["im2col convolution"] if _IM2COL.search(name.lower()) else _BY_CATEGORY.get(category)
+#: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that reduce
+#: by index (a scatter_ writes, a scatter_add_ adds); ops that search sorted boundaries.
+_DISTANCE = re.compile(r"[cp]dist|euclidean_dist")
+_REDUCE_BY_INDEX = re.compile(r"scatter_add|scatter_reduce|index_add|index_reduce|segment_reduce|embedding_bag")
+_SEARCH = re.compile(r"searchsorted|bucketize")
+
+
+def family_of(name: str, knn: bool = False) -> OpFamily | None:
+    """The family of an op or kernel name, None for ops of no family (communication, other); a sort or selection
+    is a nearest-neighbour search's only with all-pairs distances in evidence (``knn``, :func:`pairwise`)."""
+    category, lowered = categorize(name), name.lower()
+    if category == "concat/index/gather/scatter" and (_CONCAT.search(lowered) or _REDUCE_BY_INDEX.search(lowered)):
+        return _BY_NAME["copy/cast/cat" if _CONCAT.search(lowered) else "index reduction"]
+    if category == "distance/selection" and (_SEARCH.search(lowered) or not (knn or _DISTANCE.search(lowered))):
+        return _BY_NAME["search" if _SEARCH.search(lowered) else "sort/selection"]
+    return _BY_NAME["im2col convolution"] if _IM2COL.search(lowered) else _BY_CATEGORY.get(category)
+
+
+def pairwise(names: list[str], table: OpTable | None = None) -> bool:
+    """Whether all-pairs distances are in evidence: a distance op (cdist, pdist, _euclidean_dist) among ``names`` or
+    ``table``'s rows, or a selection over a square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
+    rows = table.ops if table is not None else ()
+    if any(_DISTANCE.search(n.lower()) for n in [*names, *(op.name for op in rows)]):
+        return True
+    shapes = [op.input_shapes[0] for op in rows if categorize(op.name) == "distance/selection" and op.input_shapes]
+    return any(re.match(r"\[\[(?:\d+, )*(\d+), \1\]", s) for s in shapes)
 
 
 def low_intensity(name: str) -> bool:
@@ -194,12 +238,14 @@ def low_intensity(name: str) -> bool:
     return getattr(family_of(name), "low_intensity", False)
 
 
-def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
-    """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
-    a clause two families share (``use every core``) stands once, where it first comes."""
+def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
+    """The actions of ``names``' families (``table``: the op table they come from, :func:`pairwise`'s evidence), each
+    once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two families share (``use
+    every core``) stands once, where it first comes."""
     groups: dict[OpFamily, list[str]] = {}
+    knn = pairwise(names, table)
     for name in names:
-        family = family_of(name)
+        family = family_of(name, knn)
         if family is not None:
             groups.setdefault(family, []).append(name)
     parts: list[Clause] = []
