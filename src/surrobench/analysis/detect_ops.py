@@ -14,7 +14,7 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
-from surrobench.analysis.op_readings import TINY_CALLS, is_fragment, read_fragmentation
+from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
 from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
@@ -228,13 +228,10 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
-    extra = reading.by_category.get(TINY_CALLS, 0.0)
-    text = (
-        f"elementwise/copy/concat ops hold {share:.0%} of op time"
-        if not extra
-        else f"elementwise/copy/concat ops hold {share - extra:.0%} of op time and tiny calls of other low-intensity ops "
-        f"{extra:.0%}: {share:.0%} in all"
-    )
+    extra, cpu = reading.by_category.get(TINY_CALLS, 0.0), ev.on_cpu()
+    text = f"elementwise/copy/concat ops hold {share - extra:.0%} of op time"
+    text += f" in calls under {th.cpu_small_call_us:g} us" if cpu else ""
+    text += f" and tiny calls of other low-intensity ops {extra:.0%}: {share:.0%} in all" if extra else ""
     evidence = [Evidence("profiler", text, share, OP_SHARE)]
     if reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
@@ -248,13 +245,13 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    fragments = [op.name for op in t.ops if is_fragment(op.name, op.category) or op.name in small]
-    enclosing = enclosing_op(t, fragments)
+    names = list(fragments(t, ev.op_time_scale(), th.cpu_small_call_us))
+    enclosing = enclosing_op(t, names)
     if enclosing is not None:
         text = f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}"
         evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
     evidence += _time_note(ev)
-    what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
+    what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
     if enclosing is not None:
         outer = enclosing[0]
         contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
@@ -262,7 +259,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)
     else:
-        action = family_actions(fragments[:5], cpu=ev.on_cpu(), table=t)
+        action = family_actions(names[:5], cpu=ev.on_cpu(), table=t)
         if small:
             action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     return Finding(

@@ -23,7 +23,7 @@ EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
-"""The method's \"elementwise, copy, cat" ops, the usual fusion targets (of the last only concatenations: :func:`is_fragment`)."""
+"""The method's \"elementwise, copy, cat" ops, the usual fusion targets (:func:`fragments`)."""
 
 #: Fragment share at or above which we flag the table: fusing these could save about a third of kernel time or more.
 #: Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09.
@@ -116,36 +116,47 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
 def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
     """On a CPU basis: ``{name: (calls per step, us per call)}`` of the low-intensity ops
     (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` once
-    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis."""
+    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis. An op whose
+    nested ops hold more self time than it does (``aten::softmax`` around ``aten::_softmax``: :attr:`OpStat.inside`,
+    which names the outermost op only) is a wrapper: its time is theirs, its calls are not small."""
     if table.basis != "cpu":
         return {}
+    nested: dict[str, float] = {}
+    for op in table.ops:
+        for outer, share in op.inside:
+            nested[outer] = nested.get(outer, 0.0) + share * op.self_cpu_us
     small = {}
     for op in table.ops:
         if low_intensity(op.name) and op.calls and (us := op.self_cpu_us * scale / op.calls) < small_call_us:
-            small[op.name] = (op.calls / table.active_steps, us)
+            if nested.get(op.name, 0.0) <= op.self_cpu_us:
+                small[op.name] = (op.calls / table.active_steps, us)
     return small
 
 
-def is_fragment(name: str, category: str) -> bool:
-    """Whether an op of ``category`` is one of :data:`FRAGMENT_CATEGORIES`' fragments (a concatenation of the last)."""
-    concat = category == FRAGMENT_CATEGORIES[2] and family_of(name).name == "copy/cast/cat"
-    return concat or category in FRAGMENT_CATEGORIES[:2]
+def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:
+    """``{op: part}`` of reading 2: the ops of :data:`FRAGMENT_CATEGORIES` (of the last only concatenations: a gather or
+    a scatter is irregular access, not a fragment), each under its category; on a CPU basis only the small calls
+    (:func:`small_calls`: many calls, little time each), those of other low-intensity ops as :data:`TINY_CALLS`."""
+    tiny, parts = small_calls(table, scale, small_call_us), {}
+    for op in table.ops:
+        concat = op.category == FRAGMENT_CATEGORIES[2] and family_of(op.name).name == "copy/cast/cat"
+        fragment = concat or op.category in FRAGMENT_CATEGORIES[:2]
+        if op.name in tiny or (fragment and table.basis != "cpu"):
+            parts[op.name] = op.category if fragment else TINY_CALLS
+    return parts
 
 
 def read_fragmentation(
     table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US
 ) -> FragmentationReading:
-    """Reading 2: the share of :data:`FRAGMENT_CATEGORIES`, on a CPU basis plus the tiny calls of other
-    low-intensity ops (:func:`small_calls`, as :data:`TINY_CALLS`, a norm of 10 us a call costs its dispatch as
-    an elementwise op does), and the small-kernel count. The one definition profile and diagnose print."""
+    """Reading 2: the share of :func:`fragments` by part (tiny calls under half a percent, which print as 0%, left
+    out), and the small-kernel count. The one definition profile and diagnose print."""
     by_category = dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
-    for op in table.ops:
-        if is_fragment(op.name, op.category):
-            by_category[op.category] += op.share
-    tiny = small_calls(table, scale, small_call_us)
-    extra = sum(op.share for op in table.ops if op.name in tiny and op.category not in FRAGMENT_CATEGORIES)
-    if extra >= 0.005:  # under half a percent prints as 0%: not a fact worth a part
-        by_category[TINY_CALLS] = extra
+    shares = {op.name: op.share for op in table.ops}
+    for name, part in fragments(table, scale, small_call_us).items():
+        by_category[part] = by_category.get(part, 0.0) + shares[name]
+    if by_category.get(TINY_CALLS, 1.0) < 0.005:
+        del by_category[TINY_CALLS]
     share = sum(by_category.values())
     kernels = (table.kernel_count, table.small_kernel_count, table.small_kernel_us)
     return FragmentationReading(share, by_category, *kernels, share >= FRAGMENTED_SHARE)
