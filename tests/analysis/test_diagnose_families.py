@@ -320,11 +320,12 @@ def _cpu_table(*rows):
     return OpTable(ops, "cpu", 10000.0, 1, "profiler")
 
 
+def _memory_bound(table):
+    return memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001)), op_table=table), TH)
+
+
 def _memory_bound_texts(table) -> list[str]:
-    return [
-        c.text
-        for c in memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001)), op_table=table), TH).clauses
-    ]
+    return [c.text for c in _memory_bound(table).clauses]
 
 
 def test_a_selection_without_distances_is_no_nearest_neighbour_search():
@@ -361,3 +362,19 @@ def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
     assert texts[0].startswith("search (aten::searchsorted): a binary search per element") and "floor(" in texts[0]
     assert "KD-tree" not in joined and "high-degree" not in joined and "CSR" not in joined
     assert any(t.startswith("scatter/gather/index (aten::scatter_): irregular access by index") for t in texts)
+
+
+def test_permuted_4d_tensors_copied_name_channels_last_for_diagnose_to_measure():
+    """A Swin operator lifts (B, C, H, W) by a conv, permutes it to (B, H, W, C) and copies it contiguous: its copies
+    name channels_last (a remedy diagnose measures); a conv net's 4-D bias copies with no permute do not."""
+    rows = (
+        ("aten::copy_", 0.5, ("[[1, 32, 32, 48], [1, 32, 32, 48], []]",)),
+        ("aten::permute", 0.01, ("[[1, 48, 32, 32], []]",)),
+        ("aten::bmm", 0.49, ()),
+    )
+    clauses = _memory_bound(_cpu_table(*rows)).clauses
+    assert clauses[0].text.startswith("copy/cast/cat (aten::copy_)") and ("channels_last",) in [
+        c.remedies for c in clauses
+    ]
+    no_permute = _cpu_table(("aten::copy_", 0.5, ("[[1, 16, 32, 32], [16, 1, 1], []]",)), ("aten::bmm", 0.5, ()))
+    assert all("channels_last" not in c.remedies for c in _memory_bound(no_permute).clauses)

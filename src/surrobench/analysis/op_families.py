@@ -36,6 +36,7 @@ _THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), dire
 _TOPK = "select the k nearest with topk, not a full sort"
 _INT32 = Clause("use int32 indices")
 _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
+_NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
@@ -251,9 +252,21 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
     parts: list[Clause] = []
     for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action
+        rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
     return tuple(parts)
+
+
+def relayout(table: OpTable | None) -> bool:
+    """Whether ``table`` shows layout changes channels_last may spare: a permute of a 4-D tensor (NCHW <-> NHWC) and
+    copies (copy_, clone, contiguous) of 4-D or larger ones."""
+    ops = table.ops if table is not None else ()
+    permuted = any(
+        re.match(r"\[\[(?:\d+, ){3}\d+\]", s) for op in ops if op.name.endswith("permute") for s in op.input_shapes
+    )
+    copies = (s for op in ops if re.search(r"copy_|clone|contiguous", op.name) for s in op.input_shapes)
+    return permuted and any(re.match(r"\[\[(?:\d+, ){3,}\d+\]", s) for s in copies)
 
 
 @dataclass(frozen=True)
