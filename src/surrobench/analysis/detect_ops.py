@@ -83,11 +83,11 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        f = ev.facts  # copy ops whose time is mostly H2D transfer (H2D ms >= half theirs) are detect_gpu.h2d_transfer's
-        if f is not None and f.h2d_ms > 0:
-            copies = [o for o in ops if (family := family_of(o.name)) is not None and family.name == "copy/cast/cat"]
-            transfers = {o.name for o in copies if f.h2d_ms >= 0.5 * o.time_ms}
-            ops = [o for o in ops if o.name not in transfers]
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly H2D transfer (H2D ms
+        copy = [
+            getattr(family_of(o.name), "name", "") == "copy/cast/cat" for o in ops
+        ]  # >= half theirs): h2d_transfer's
+        ops = [o for o, c in zip(ops, copy) if not (c and h2d > 0 and h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"

@@ -25,43 +25,40 @@ class OpFamily:
 
     name: str
     categories: tuple[str, ...]
-    low_intensity: bool
     cause: str
     action: tuple[Clause, ...]
     cpu_action: tuple[Clause, ...]
     cpu_cause: str = ""
 
+    @property
+    def low_intensity(self) -> bool:
+        """O(1) FLOPs per byte: every family but the matmuls and convolutions."""
+        return self.name not in ("convolution", "im2col convolution", "gemm/matmul/einsum")
+
 
 _THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
+_FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
 _INT32 = Clause("use int32 indices")
 _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
+_CSR = "sort edges by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "normalization",
         ("normalization",),
-        True,
         "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
         "the processors busy",
-        (
-            Clause("raise the batch (more rows reduce in parallel)"),
-            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
-        ),
-        (
-            Clause("raise the batch"),
-            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
-            Clause("check torch.get_num_threads()", ("threads",)),
-        ),
+        (Clause("raise the batch (more rows reduce in parallel)"), _FUSE_NORM),
+        (Clause("raise the batch"), _FUSE_NORM, Clause("check torch.get_num_threads()", ("threads",))),
         "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep the "
         "cores busy",
     ),
     OpFamily(
         "fft",
         ("fft",),
-        True,
         "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
         (
             Clause("use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2)"),
@@ -69,18 +66,13 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("half precision only at power-of-2 sizes"),
             Clause("keep cuFFT plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)"),
         ),
-        (
-            Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"),
-            Clause("batch the transforms in one call"),
-            _THREADS,
-        ),
+        (Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"), Clause("batch the transforms in one call"), _THREADS),
         "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
         "a call's overhead",
     ),
     OpFamily(
         "scatter/gather/index",
         ("concat/index/gather/scatter",),
-        True,
         "irregular, non-coalesced reads and writes by index",
         (_REORDER, _INT32),
         (_REORDER, _INT32),
@@ -89,23 +81,14 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "index reduction",
         (),
-        True,
         "adds by index (scatter_add, index_add): atomic adds that collide on high-degree nodes",
-        (
-            Clause(
-                "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
-                "torch.segment_reduce) instead of atomic scatter"
-            ),
-            _REORDER,
-            _INT32,
-        ),
-        (Clause("sort edges by destination and use a segment/CSR reduction"), _REORDER, _INT32),
+        (Clause(_CSR + " (torch_geometric SparseTensor, torch.segment_reduce), not atomic adds"), _REORDER, _INT32),
+        (Clause(_CSR), _REORDER, _INT32),
         "adds by index (scatter_add, index_add) that serialize on high-degree nodes",
     ),
     OpFamily(
         "distance/selection",
         ("distance/selection",),
-        True,
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
         (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
         (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), _THREADS),
@@ -113,7 +96,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "sort/selection",
         (),
-        True,
         "a sort or selection along each row: passes over the row with little arithmetic in each",
         (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices")),
         (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), _THREADS),
@@ -121,7 +103,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "search",
         (),
-        True,
         "a binary search per element over sorted boundaries (searchsorted, bucketize): a dependent load per step",
         (Clause(_BIN),),
         (Clause(_BIN), _THREADS),
@@ -129,7 +110,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "convolution",
         ("convolution",),
-        False,
         "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
         (
             Clause(
@@ -151,7 +131,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "im2col convolution",
         (),
-        False,
         "PyTorch's own im2col + GEMM convolution, not cuDNN's: cuDNN off, or not taking the layer's parameters",
         (Clause("check torch.backends.cudnn.enabled"),),
         (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), _THREADS),
@@ -160,7 +139,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "gemm/matmul/einsum",
         ("gemm/matmul/einsum",),
-        False,
         "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
         (
             Clause("use tensor cores: --precision tf32 or bf16", ("tf32", "bf16")),
@@ -178,7 +156,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "elementwise",
         ("elementwise/activation", "reduction"),
-        True,
         "each eager op is its own kernel reading and writing the whole tensor",
         (Clause("fuse the chain of elementwise ops into one kernel: torch.compile", ("compile",)),),
         (Clause("fuse the chain of elementwise ops: torch.compile", ("compile",)),),
@@ -187,7 +164,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "copy/cast/cat",
         ("copy/cast/contiguous", "memcpy/memset"),
-        True,
         "bytes copied that the model does not need: casts, layout changes, concatenation",
         (
             Clause("cast weights once and feed inputs in the compute dtype"),
@@ -227,11 +203,15 @@ def family_of(name: str, knn: bool = False) -> OpFamily | None:
 def pairwise(names: list[str], table: OpTable | None = None) -> bool:
     """Whether all-pairs distances are in evidence: a distance op (cdist, pdist, _euclidean_dist) among ``names`` or
     ``table``'s rows, or a selection over a square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
-    rows = table.ops if table is not None else ()
-    if any(_DISTANCE.search(n.lower()) for n in [*names, *(op.name for op in rows)]):
-        return True
-    shapes = [op.input_shapes[0] for op in rows if categorize(op.name) == "distance/selection" and op.input_shapes]
-    return any(re.match(r"\[\[(?:\d+, )*(\d+), \1\]", s) for s in shapes)
+    rows = [op.name for op in table.ops] if table is not None else []
+    square = _shaped(table, r"topk|(?<!search)sort|kthvalue|median", r"\[\[(?:\d+, )*(\d+), \1\]")
+    return square or any(_DISTANCE.search(n.lower()) for n in [*names, *rows])
+
+
+def _shaped(table: OpTable | None, names: str, shape: str) -> bool:
+    """Whether an op of ``table`` named as ``names`` (a regex) took a first input as ``shape`` (a regex)."""
+    ops = table.ops if table is not None else ()
+    return any(re.search(names, op.name) and any(re.match(shape, s) for s in op.input_shapes) for op in ops)
 
 
 def low_intensity(name: str) -> bool:
@@ -259,14 +239,10 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
 
 
 def relayout(table: OpTable | None) -> bool:
-    """Whether ``table`` shows layout changes channels_last may spare: a permute of a 4-D tensor (NCHW <-> NHWC) and
-    copies (copy_, clone, contiguous) of 4-D or larger ones."""
-    ops = table.ops if table is not None else ()
-    permuted = any(
-        re.match(r"\[\[(?:\d+, ){3}\d+\]", s) for op in ops if op.name.endswith("permute") for s in op.input_shapes
-    )
-    copies = (s for op in ops if re.search(r"copy_|clone|contiguous", op.name) for s in op.input_shapes)
-    return permuted and any(re.match(r"\[\[(?:\d+, ){3,}\d+\]", s) for s in copies)
+    """Whether ``table`` shows copies channels_last may spare: a permute of a 4-D tensor (NCHW <-> NHWC) and copies
+    (copy_, clone, contiguous) of 4-D or larger ones."""
+    permuted = _shaped(table, r"permute$", r"\[\[(?:\d+, ){3}\d+\]")
+    return permuted and _shaped(table, r"copy_|clone|contiguous", r"\[\[(?:\d+, ){3,}")
 
 
 @dataclass(frozen=True)
