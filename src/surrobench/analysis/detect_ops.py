@@ -83,11 +83,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly H2D transfer (H2D ms
-        copy = [
-            getattr(family_of(o.name), "name", "") == "copy/cast/cat" for o in ops
-        ]  # >= half theirs): h2d_transfer's
-        ops = [o for o, c in zip(ops, copy) if not (c and h2d > 0 and h2d >= 0.5 * o.time_ms)]
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops mostly H2D transfer (H2D ms >= half
+        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # theirs): h2d's
+        ops = [o for o in ops if not (o.name in copies and 0 < h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
