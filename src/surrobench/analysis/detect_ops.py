@@ -83,8 +83,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops mostly H2D transfer (H2D ms >= half
-        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # theirs): h2d's
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly H2D transfer (H2D ms
+        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # >= half): h2d's
         ops = [o for o in ops if not (o.name in copies and 0 < h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
@@ -122,7 +122,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
     fewer_bytes = (
-        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
+        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower activations' precision"
     )
     action = family_actions(names, cpu=ev.on_cpu(), table=ev.op_table) or (Clause(fewer_bytes, ("compile",)),)
     under = th.parallelism_bound_fraction
@@ -309,10 +309,8 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     summary = f"{time_ms:.3f} ms per step of {r.precision} config still in full precision"
-    action = (
-        "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
-        "to powers of 2; compare against the fp32 config before adopting half precision"
-    )
+    action = "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes to powers of 2; compare against "
+    action += "the fp32 config before adopting half precision"
     return Finding(
         "precision_mismatch", severity, summary, tuple(evidence), action, None, ev.label, evidence_source="estimated"
     )
@@ -352,28 +350,17 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         Evidence("profiler", f"{c} kernels: {s:.0%} of device time ({source})", s, "fraction")
         for c, s in shares.items()
     ]
-    action = (
-        Clause(
-            "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
-            "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)",
-            ("tf32",),
-        ),
-        Clause(
-            "bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate",
-            HALF_PRECISIONS,
-        ),
-    )
+    tf32 = "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage (torch.backends.cuda.matmul"
+    half = "bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate"
+    action = (Clause(tf32 + ".allow_tf32, torch.backends.cudnn.allow_tf32)", ("tf32",)), Clause(half, HALF_PRECISIONS))
     ops = {op.name for op in ev.op_table.ops if op.share > 0}
     if "attention" in shares:
         fused = sorted(op for op in ops if categorize(op) == "attention")
         names = ", ".join(fused[:2]) or "attention kernels"
-        action += (
-            Clause(f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention", HALF_PRECISIONS),
-        )
+        text = f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention"
+        action += (Clause(text, HALF_PRECISIONS),)
     elif ops & set(_UNFUSED_ATTENTION):
-        action += (
-            Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
-        )
+        action += (Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused)"),)
     summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
