@@ -15,7 +15,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
-from surrobench.analysis.op_readings import read_memory, small_calls
+from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
@@ -133,10 +133,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action = clauses_of(text, action)
     summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
     if starved and len(starved) == len(ops):  # below the ridge, yet far under the roof: bandwidth is not the limit
-        summary = (
-            f"{time_ms:.3f} ms per step in low-intensity ops ({', '.join(names[:3])}) far under the bandwidth roof "
-            "(latency or dispatch, not bandwidth)"
-        )
+        summary = f"{time_ms:.3f} ms per step in low-intensity ops ({', '.join(names[:3])}) far under the bandwidth "
+        summary += "roof (latency or dispatch, not bandwidth)"
     return Finding(
         "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
@@ -185,10 +183,8 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if cpu:
         action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
     elif severity is None:
-        action = clauses_of(
-            "healthy near the peak",
-            Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16")),
-        )
+        faster = Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16"))
+        action = clauses_of("healthy near the peak", faster)
     else:
         action = family_actions([o.name for o in ops])
     gain, severity = (None, "info") if severity is None else (gain, severity)
@@ -271,14 +267,7 @@ ENCLOSING_MAJORITY = 0.5
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time, with that share; else None."""
-    held: dict[str, float] = {}
-    total = 0.0
-    for op in table.ops:
-        if op.name not in names:
-            continue
-        total += op.self_cpu_us
-        for outer, share in op.inside:
-            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
+    held, total = held_inside(table, names), sum(op.self_cpu_us for op in table.ops if op.name in names)
     if total <= 0 or not held:
         return None
     outer, us = max(held.items(), key=lambda kv: kv[1])
@@ -398,8 +387,6 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     action = f"re-run {command} on an idle machine, then diagnose again"
     if any(s.ceiling == "copy" for s in suspects):
         action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
-    summary = (
-        f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
-        "verdict against it"
-    )
+    summary = f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
+    summary += "verdict against it"
     return Finding("ceiling_suspect", "low", summary, evidence, action, None, ev.label)

@@ -116,21 +116,25 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
 def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
     """On a CPU basis: ``{name: (calls per step, us per call)}`` of the low-intensity ops
     (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` once
-    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis. An op whose
-    nested ops hold more self time than it does (``aten::softmax`` around ``aten::_softmax``: :attr:`OpStat.inside`,
-    which names the outermost op only) is a wrapper: its time is theirs, its calls are not small."""
+    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis. An op whose nested
+    ops hold more self time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
     if table.basis != "cpu":
         return {}
-    nested: dict[str, float] = {}
-    for op in table.ops:
-        for outer, share in op.inside:
-            nested[outer] = nested.get(outer, 0.0) + share * op.self_cpu_us
-    small = {}
+    nested, small = held_inside(table), {}
     for op in table.ops:
         if low_intensity(op.name) and op.calls and (us := op.self_cpu_us * scale / op.calls) < small_call_us:
             if nested.get(op.name, 0.0) <= op.self_cpu_us:
                 small[op.name] = (op.calls / table.active_steps, us)
     return small
+
+
+def held_inside(table: OpTable, names: list[str] | None = None) -> dict[str, float]:
+    """``{op: self CPU us of the ops that ran inside it}`` (of ``names``, when given; :attr:`OpStat.inside`)."""
+    held: dict[str, float] = {}
+    for op in table.ops:
+        for outer, share in op.inside if names is None or op.name in names else ():
+            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
+    return held
 
 
 def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:
