@@ -47,8 +47,7 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
     """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a CPU profile
-    slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows: an op may show a ratio-th of its share
-    there (a trial's topk: 41% of a reliable profile, 9.8% of a 13.6x one), named so its verdict is qualified."""
+    slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows (an op may show a ratio-th of its share)."""
     timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
     ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
     return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX and ev.on_cpu() else th.bound_op_share_min
@@ -232,8 +231,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(
             Evidence("profiler", f"{n} of {reading.kernel_count} kernels shorter than {us:g} us", n, "kernels")
         )
-    shares = {op.name: op.share for op in t.ops}
-    for name, (calls, us) in sorted(small.items(), key=lambda kv: -shares[kv[0]])[:3]:
+    for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share
         text = f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under {th.cpu_small_call_us:g} us: "
         evidence.append(Evidence("profiler", text + "dispatch, not memory bandwidth)", calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:

@@ -220,9 +220,8 @@ def low_intensity(name: str) -> bool:
 
 
 def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
-    """The actions of ``names``' families (``table``: the op table they come from, :func:`pairwise`'s evidence), each
-    once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two families share (``use
-    every core``) stands once, where it first comes."""
+    """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
+    once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once."""
     groups: dict[OpFamily, list[str]] = {}
     knn = pairwise(names, table)
     for name in names:

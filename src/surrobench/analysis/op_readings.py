@@ -155,10 +155,9 @@ def read_fragmentation(
 ) -> FragmentationReading:
     """Reading 2: the share of :func:`fragments` by part (tiny calls under half a percent, which print as 0%, left
     out), and the small-kernel count. The one definition profile and diagnose print."""
-    by_category = dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
-    shares = {op.name: op.share for op in table.ops}
-    for name, part in fragments(table, scale, small_call_us).items():
-        by_category[part] = by_category.get(part, 0.0) + shares[name]
+    parts, by_category = fragments(table, scale, small_call_us), dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
+    for op in (op for op in table.ops if op.name in parts):
+        by_category[parts[op.name]] = by_category.get(parts[op.name], 0.0) + op.share
     if by_category.get(TINY_CALLS, 1.0) < 0.005:
         del by_category[TINY_CALLS]
     share = sum(by_category.values())
