@@ -34,11 +34,6 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
     return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
-def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
-    """:func:`surrobench.analysis.op_readings.small_calls` of ``ev`` (its scaled times, ``cpu_small_call_us``)."""
-    return {} if ev.op_table is None else small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
-
-
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
     """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
     note = ev.op_time_note()
@@ -82,8 +77,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly H2D transfer (H2D ms
-        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # >= half): h2d's
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
+        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
         ops = [o for o in ops if not (o.name in copies and 0 < h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
@@ -95,7 +90,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for t, o in zip(texts, ops)
         ]
     else:
-        small = _small_calls(ev, th)
+        small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
@@ -213,7 +208,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     t = ev.op_table
     reading = read_fragmentation(t, ev.op_time_scale(), th.cpu_small_call_us)
-    small = _small_calls(ev, th)
+    small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
     share = reading.share
     if share < th.fragmented_share:
         return None
