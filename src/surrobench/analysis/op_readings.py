@@ -102,15 +102,9 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
     """Reading 1: the head rows and the leading category against :data:`EXPECTED_CATEGORIES`."""
     expected = EXPECTED_CATEGORIES.get(model, ())
     top = next(iter(table.category_shares.items()), (None, 0.0))
-    return StructureReading(
-        model=model,
-        expected=expected,
-        head=tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS]),
-        top_category=top[0],
-        top_category_share=top[1],
-        expected_share=sum(table.category_shares.get(c, 0.0) for c in expected),
-        matches=(top[0] in expected) if expected else None,
-    )
+    head = tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS])
+    share = sum(table.category_shares.get(c, 0.0) for c in expected)
+    return StructureReading(model, expected, head, *top, share, (top[0] in expected) if expected else None)
 
 
 def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
