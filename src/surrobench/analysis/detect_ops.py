@@ -206,13 +206,12 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
-    t = ev.op_table
-    reading = read_fragmentation(t, ev.op_time_scale(), th.cpu_small_call_us)
-    small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
+    t, scale = ev.op_table, ev.op_time_scale()
+    reading = read_fragmentation(t, scale, th.cpu_small_call_us)
     share = reading.share
     if share < th.fragmented_share:
         return None
-    time_ms = share * t.total_us / t.active_steps / 1e3 * ev.op_time_scale()
+    time_ms = share * t.total_us / t.active_steps / 1e3 * scale
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
@@ -221,34 +220,32 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     text += f" in calls under {th.cpu_small_call_us:g} us" if cpu else ""
     text += f" and tiny calls of other low-intensity ops {extra:.0%}: {share:.0%} in all" if extra else ""
     evidence = [Evidence("profiler", text, share, OP_SHARE)]
-    if reading.kernel_count:
+    if k := reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
-        evidence.append(
-            Evidence("profiler", f"{n} of {reading.kernel_count} kernels shorter than {us:g} us", n, "kernels")
-        )
+        evidence.append(Evidence("profiler", f"{n} of {k} kernels shorter than {us:g} us", n, "kernels"))
+    small = small_calls(t, scale, th.cpu_small_call_us)
     for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share
         text = f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under {th.cpu_small_call_us:g} us: "
         evidence.append(Evidence("profiler", text + "dispatch, not memory bandwidth)", calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    names = list(fragments(t, ev.op_time_scale(), th.cpu_small_call_us))
-    enclosing = enclosing_op(t, names)
-    if enclosing is not None:
-        text = f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}"
-        evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
-    evidence += _time_note(ev)
-    what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
-    if enclosing is not None:
-        outer = enclosing[0]
+    names = list(fragments(t, scale, th.cpu_small_call_us))
+    if (enclosing := enclosing_op(t, names)) is not None:
+        outer, held = enclosing
+        evidence.append(
+            Evidence("profiler", f"{held:.0%} of their self CPU time runs inside {outer}", held, "fraction")
+        )
         contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)
     else:
-        action = family_actions(names[:5], cpu=ev.on_cpu(), table=t)
+        action = family_actions(names[:5], cpu=cpu, table=t)
         if small:
             action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
+    evidence += _time_note(ev)
+    what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )
