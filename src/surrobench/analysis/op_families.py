@@ -200,12 +200,11 @@ def family_of(name: str, knn: bool = False) -> OpFamily | None:
     return _BY_NAME["im2col convolution"] if _IM2COL.search(lowered) else _BY_CATEGORY.get(category)
 
 
-def pairwise(names: list[str], table: OpTable | None = None) -> bool:
-    """Whether all-pairs distances are in evidence: a distance op (cdist, pdist, _euclidean_dist) among ``names`` or
-    ``table``'s rows, or a selection over a square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
-    rows = [op.name for op in table.ops] if table is not None else []
+def pairwise(table: OpTable | None) -> bool:
+    """Whether ``table`` holds all-pairs distances: a distance op (cdist, pdist, _euclidean_dist), or a selection over a
+    square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
     square = _shaped(table, r"topk|(?<!search)sort|kthvalue|median", r"\[\[(?:\d+, )*(\d+), \1\]")
-    return square or any(_DISTANCE.search(n.lower()) for n in [*names, *rows])
+    return square or any(_DISTANCE.search(op.name.lower()) for op in (table.ops if table is not None else ()))
 
 
 def _shaped(table: OpTable | None, names: str, shape: str) -> bool:
@@ -223,7 +222,7 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
     """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
     once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once."""
     groups: dict[OpFamily, list[str]] = {}
-    knn = pairwise(names, table)
+    knn = pairwise(table)
     for name in names:
         family = family_of(name, knn)
         if family is not None:
