@@ -1,6 +1,4 @@
-"""The op table record: which operators cost the time, one row per operator name.
-
-One row per operator name, aggregated over the profiled (active) steps:
+"""The op table record: which operators cost the time, one row per operator name summed over the profiled steps:
 
 - ``self_device_us``: device time of the kernels, copies and memsets the op launched itself (the innermost op
   around the launch call), so self times never double count; ``total_device_us`` adds the nested ops' (for
@@ -198,8 +196,7 @@ class OpTable(schemas.Plain):
 
 
 class OpRows:
-    """Per-name sums from which an :class:`OpTable` is built (the builders of
-    :mod:`surrobench.collect.op_events` and :mod:`surrobench.analysis.ops` fill it)."""
+    """Per-name sums from which an :class:`OpTable` is built (by the two builders the module docstring names)."""
 
     def __init__(self) -> None:
         self.calls: Counter = Counter()
