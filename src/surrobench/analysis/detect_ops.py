@@ -295,10 +295,6 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-#: Op names of attention written out as matmuls and a softmax (not fused): ``bmm``/``matmul`` beside a softmax.
-_UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
-
-
 def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
     """``({class: share of device time}, source)`` of GEMM/conv/attention: kernel classes, else op categories."""
     if ev.kernel_table is not None and ev.kernel_table.total_us > 0:
@@ -338,7 +334,7 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         names = ", ".join(fused[:2]) or "attention kernels"
         text = f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention"
         action += (Clause(text, HALF_PRECISIONS),)
-    elif ops & set(_UNFUSED_ATTENTION):
+    elif ops & {"aten::softmax", "aten::_softmax"}:  # attention written out: matmuls beside a softmax, not fused
         action += (Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused)"),)
     summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)

@@ -6,9 +6,8 @@ Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not rul
 docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT Transforms";
 PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide, "Coalesced Access to
 Global Memory"); distance/selection (the kNN of DGCNN, Wang et al., TOG 2019); convolution and matmul (Hopper tuning
-guide; PyTorch "cuDNN"); elementwise chains (PyTorch "torch.compile").
-
-The other words a finding uses on a GPU and on a CPU: :func:`words`."""
+guide; PyTorch "cuDNN"); elementwise chains (PyTorch "torch.compile"). The other words a finding uses on a GPU
+and on a CPU: :func:`words`."""
 
 from __future__ import annotations
 
@@ -180,8 +179,6 @@ _CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9
 #: PyTorch's own im2col + GEMM convolutions, taken over oneDNN for a small fp32 input at batch 1 (not at 2, not in
 #: bf16: ``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp; seen in torch 2.13) and without cuDNN.
 _IM2COL = re.compile(r"slow_conv|thnn_conv")
-
-
 #: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that reduce
 #: by index (a scatter_ writes, a scatter_add_ adds); ops that search sorted boundaries.
 _DISTANCE = re.compile(r"[cp]dist|euclidean_dist")

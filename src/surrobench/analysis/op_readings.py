@@ -34,11 +34,10 @@ CPU_SMALL_CALL_US = 20.0
 #: The part of reading 2 that holds the tiny calls of low-intensity ops outside :data:`FRAGMENT_CATEGORIES`.
 TINY_CALLS = "tiny low-intensity calls"
 
+#: An op must hold at least this fraction of the memory allocated during the steps to be a candidate...
 MEMORY_SHARE_MIN = 0.10
-"""An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
-
+#: ...and at least this many times its share of device time: "short own time, high memory column".
 MEMORY_TIME_RATIO = 2.0
-"""...and at least this many times its share of device time: "short own time, high memory column"."""
 
 
 @dataclass(frozen=True)
