@@ -378,3 +378,12 @@ def test_permuted_4d_tensors_copied_name_channels_last_for_diagnose_to_measure()
     ]
     no_permute = _cpu_table(("aten::copy_", 0.5, ("[[1, 16, 32, 32], [16, 1, 1], []]",)), ("aten::bmm", 0.5, ()))
     assert all("channels_last" not in c.remedies for c in _memory_bound(no_permute).clauses)
+
+
+def test_a_roofline_selection_is_named_by_the_family_its_table_shows():
+    """On a roofline, a topk's unknown FLOPs name the kNN family only beside a distance op in the op table."""
+    topk = _op("aten::topk", "distance/selection", 3.0, 0.6, gbps=100.0)
+    for rows, family in (([("aten::cdist", 0.1, ())], "distance/selection"), ([], "sort/selection")):
+        table = _cpu_table(("aten::topk", 0.6, ()), *rows)
+        f = memory_bound(_evidence(5.0, topk, table=table), TH)
+        assert any(f"aten::topk: FLOPs unknown ({family} op" in e.text for e in f.evidence)

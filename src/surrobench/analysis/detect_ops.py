@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
-from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
+from surrobench.analysis.op_families import family_actions, family_of, low_intensity, pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
 from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
@@ -53,10 +53,10 @@ def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):
     return [o for o in ev.roofline.ops if o.bound == bound and o.share >= _share_min(ev, th)]
 
 
-def _intensity_text(o, ridge: float) -> str:
+def _intensity_text(o, ridge: float, knn: bool = False) -> str:
     """``"0.42 FLOP/byte < ridge 12.3"``, or ``"FLOPs unknown (a <family> op)"`` when no formula counts them."""
     if o.intensity is None:
-        family = family_of(o.name)
+        family = family_of(o.name, knn)  # knn: :func:`~surrobench.analysis.op_families.pairwise`
         return f"FLOPs unknown ({family.name if family else 'no'} op, O(1) FLOP/byte)"
     return f"{o.intensity:.2f} FLOP/byte < ridge {format_ridge(ridge)}"
 
@@ -83,8 +83,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
-        ridge, stale = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio
-        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {format_gbps(o.achieved_gbps)} GB/s = " for o in ops]
+        ridge, stale, knn = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio, pairwise(ev.op_table)
+        texts = [f"{o.name}: {_intensity_text(o, ridge, knn)}, {format_gbps(o.achieved_gbps)} GB/s = " for o in ops]
         evidence = [
             Evidence("roofline", t + ceiling_share(o.ceiling_fraction, copy, stale), o.ceiling_fraction, "fraction")
             for t, o in zip(texts, ops)
