@@ -511,3 +511,52 @@ def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():
     assert finding(20000) is None  # 0.4 us per call: dispatch-bound small calls, left to fragmented_ops
     bulky = finding(37)  # 216 us per call: a real copy, far below the bandwidth
     assert bulky.kind == "memory_bound" and "memory-copy bandwidth" in bulky.action and "SMs" not in bulky.action
+
+
+def _cpu_ops(*rows, steps=5):
+    """A CPU op table of ``(name, calls, self us, inside)`` rows over ``steps`` steps (shares of their sum)."""
+    from surrobench.records.ops import categorize
+
+    total = sum(us for _, _, us, _ in rows)
+    ops = tuple(OpStat(n, categorize(n), c, 0.0, 0.0, us / total, us, inside=i) for n, c, us, i in rows)
+    return OpTable(ops, "cpu", total, steps, "profiler")
+
+
+def test_fragmented_ops_count_only_small_calls_and_leave_the_rest_to_memory_bound():
+    """A graph U-Net on a CPU: aten::index and aten::index_add_ at 100+ us a call are not "many calls, little time
+    each"; they are memory_bound's, never both; the small calls (add, copy_, topk) alone make reading 2."""
+    from surrobench.analysis.detect_ops import fragmented_ops, memory_bound
+    from surrobench.analysis.op_readings import read_fragmentation
+
+    table = _cpu_ops(
+        ("aten::index", 75, 11000.0, ()),
+        ("aten::index_add_", 60, 7500.0, ()),
+        ("aten::addmm", 40, 2500.0, (("aten::linear", 1.0),)),
+        ("aten::add", 75, 770.0, ()),  # 10 us a call
+        ("aten::copy_", 85, 370.0, (("aten::linear", 0.8),)),
+        ("aten::topk", 15, 270.0, ()),
+    )
+    ev = ConfigEvidence(result=config(latency_samples(5.0, 0.001, seed=4)), op_table=table)
+    reading = read_fragmentation(table)
+    small = ("aten::add", "aten::copy_", "aten::topk")
+    assert reading.share == pytest.approx(sum(op.share for op in table.ops if op.name in small))
+    assert reading.by_category["concat/index/gather/scatter"] == 0.0 and not reading.flagged
+    assert fragmented_ops(ev, DEFAULT_THRESHOLDS) is None
+    bound = memory_bound(ev, DEFAULT_THRESHOLDS)
+    assert [e.text.split(": ")[0] for e in bound.evidence[:2]] == ["aten::index", "aten::index_add_"]
+    assert bound.summary.endswith("(aten::index, aten::index_add_)")  # none of the small calls
+
+
+def test_a_wrappers_calls_are_not_tiny_its_nested_ops_hold_the_time():
+    """A Swin block's aten::softmax (6 us of its own a call) wraps aten::_softmax (700 us): its calls are not tiny,
+    so no evidence cites it; aten::add, whose nested cast is smaller than it, stays a tiny call."""
+    from surrobench.analysis.op_readings import small_calls
+
+    table = _cpu_ops(
+        ("aten::_softmax", 20, 14000.0, (("aten::softmax", 1.0),)),
+        ("aten::softmax", 20, 128.0, ()),
+        ("aten::add", 60, 600.0, ()),
+        ("aten::_to_copy", 60, 120.0, (("aten::add", 1.0),)),
+        ("aten::bmm", 40, 11000.0, (("aten::matmul", 1.0),)),
+    )
+    assert set(small_calls(table)) == {"aten::add", "aten::_to_copy"}

@@ -17,7 +17,7 @@ from surrobench.analysis.roofline import RooflineOp, RooflineReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import SEVERITIES
-from surrobench.records.ops import OpStat, OpTable
+from surrobench.records.ops import OpStat, OpTable, categorize
 
 CEILINGS = Ceilings("NVIDIA H200", 4000.0, {"fp32": 50.0}, "2026-12-01T00:00:00+00:00")
 RIDGE = CEILINGS.ridge_flop_per_byte("fp32")
@@ -75,7 +75,8 @@ def test_every_family_has_a_gpu_and_a_cpu_action_and_no_category_twice():
     assert len(categories) == len(set(categories))
     assert all(f.action and f.cpu_action and f.cause for f in OP_FAMILIES)
     assert family_of("aten::_fft_r2c").name == "fft" and family_of("regular_fft<...>").name == "fft"
-    assert family_of("aten::scatter_add_").name == family_of("aten::index_select").name == "scatter/gather/index"
+    assert family_of("aten::scatter_add_").name == family_of("aten::index_add_").name == "index reduction"
+    assert family_of("aten::index_select").name == family_of("aten::scatter_").name == "scatter/gather/index"
     assert family_of("aten::cat").name == family_of("CatArrayBatchedCopy").name == "copy/cast/cat"
     assert family_of("aten::native_group_norm").name == "normalization"
     assert family_of("ncclDevKernel_AllReduce_Sum_f32") is None
@@ -311,3 +312,78 @@ def test_pytorchs_own_im2col_convolutions_are_read_by_their_op_not_as_onednn():
     assert not any("oneDNN reorders" in c.text or "channels_last" in c.text for c in clauses)
     mixed = family_actions(["aten::_slow_conv2d_forward", "aten::mkldnn_convolution"], cpu=True)
     assert {r for c in mixed for r in c.remedies} == {"bf16", "threads", "channels_last"}
+
+
+def _cpu_table(*rows):
+    """A CPU op table of ``(name, share, input shapes)`` rows, 10 ms per step."""
+    ops = tuple(OpStat(n, categorize(n), 10, 0.0, 0.0, s, 10000.0 * s, input_shapes=shapes) for n, s, shapes in rows)
+    return OpTable(ops, "cpu", 10000.0, 1, "profiler")
+
+
+def _memory_bound(table):
+    return memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001)), op_table=table), TH)
+
+
+def _memory_bound_texts(table) -> list[str]:
+    return [c.text for c in _memory_bound(table).clauses]
+
+
+def test_a_selection_without_distances_is_no_nearest_neighbour_search():
+    """A graph U-Net's top-k pooling over node scores (topk of a 1-D [1024]) and its index_add_ aggregation: no
+    distance op, so no kNN advice; the adds by index get the CSR advice, a gather by index only its own."""
+    table = _cpu_table(
+        ("aten::index", 0.4, ("[[1, 1024, 64], []]",)),
+        ("aten::index_add_", 0.3, ("[[1, 1024, 64], [], [5890], [1, 5890, 64], []]",)),
+        ("aten::topk", 0.2, ("[[1024], [], [], [], []]",)),
+        ("aten::addmm", 0.1, ()),
+    )
+    texts = _memory_bound_texts(table)
+    joined = "; ".join(texts)
+    assert "KD-tree" not in joined and "all-pairs" not in joined and "nearest" not in joined
+    assert texts[0].startswith("scatter/gather/index (aten::index): irregular access by index")
+    assert any(t.startswith("index reduction (aten::index_add_): adds by index") and "CSR" in t for t in texts)
+    assert any(t.startswith("sort/selection (aten::topk)") for t in texts)
+    # the same topk over a square [1, 1024, 1024] matrix (x @ x.T: all pairs) is a kNN's
+    square = replace(table.ops[2], input_shapes=("[[1, 1024, 1024], [], [], [], []]",))
+    texts = _memory_bound_texts(replace(table, ops=(*table.ops[:2], square, table.ops[3])))
+    assert any(t.startswith("distance/selection (aten::topk): all-pairs") for t in texts)
+
+
+def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
+    """A KAN layer: searchsorted over spline knots and scatter_ (a write) of the hat weights into a zero basis: a
+    search, not a kNN; a write by index, not the adds on high-degree nodes of a graph."""
+    table = _cpu_table(
+        ("aten::searchsorted", 0.4, ("[[12], [1, 4096, 32], [], [], [], []]",)),
+        ("aten::scatter_", 0.3, ("[[1, 4096, 32, 12], [], [1, 4096, 32, 1], [1, 4096, 32, 1]]",)),
+        ("aten::mm", 0.3, ()),
+    )
+    texts = _memory_bound_texts(table)
+    joined = "; ".join(texts)
+    assert texts[0].startswith("search (aten::searchsorted): a binary search per element") and "floor(" in texts[0]
+    assert "KD-tree" not in joined and "high-degree" not in joined and "CSR" not in joined
+    assert any(t.startswith("scatter/gather/index (aten::scatter_): irregular access by index") for t in texts)
+
+
+def test_permuted_4d_tensors_copied_name_channels_last_for_diagnose_to_measure():
+    """A Swin operator lifts (B, C, H, W) by a conv, permutes it to (B, H, W, C) and copies it contiguous: its copies
+    name channels_last (a remedy diagnose measures); a conv net's 4-D bias copies with no permute do not."""
+    rows = (
+        ("aten::copy_", 0.5, ("[[1, 32, 32, 48], [1, 32, 32, 48], []]",)),
+        ("aten::permute", 0.01, ("[[1, 48, 32, 32], []]",)),
+        ("aten::bmm", 0.49, ()),
+    )
+    clauses = _memory_bound(_cpu_table(*rows)).clauses
+    assert clauses[0].text.startswith("copy/cast/cat (aten::copy_)") and ("channels_last",) in [
+        c.remedies for c in clauses
+    ]
+    no_permute = _cpu_table(("aten::copy_", 0.5, ("[[1, 16, 32, 32], [16, 1, 1], []]",)), ("aten::bmm", 0.5, ()))
+    assert all("channels_last" not in c.remedies for c in _memory_bound(no_permute).clauses)
+
+
+def test_a_roofline_selection_is_named_by_the_family_its_table_shows():
+    """On a roofline, a topk's unknown FLOPs name the kNN family only beside a distance op in the op table."""
+    topk = _op("aten::topk", "distance/selection", 3.0, 0.6, gbps=100.0)
+    for rows, family in (([("aten::cdist", 0.1, ())], "distance/selection"), ([], "sort/selection")):
+        table = _cpu_table(("aten::topk", 0.6, ()), *rows)
+        f = memory_bound(_evidence(5.0, topk, table=table), TH)
+        assert any(f"aten::topk: FLOPs unknown ({family} op" in e.text for e in f.evidence)

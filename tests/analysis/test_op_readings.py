@@ -86,3 +86,14 @@ def test_shapes_requested_vs_executed():
     compiled = read_shapes(table, (2, 3, 128, 128), compiled=True)
     assert compiled.matches is None and "ran compiled" in compiled.unknown_why
     assert read_shapes(table, (2, 3, 64, 64), compiled=True).matches is True
+
+
+def test_fragments_of_the_index_category_are_its_concatenations_only():
+    """A graph U-Net's gathers by index hold the time, not its concatenations: reading 2 counts aten::cat under
+    concat and leaves aten::index and aten::index_add_ (irregular access, memory_bound's) out."""
+    cat, conv = _op("aten::cat", "concat/index/gather/scatter", 0.1), _op("aten::conv2d", "convolution", 0.2)
+    index = _op("aten::index", "concat/index/gather/scatter", 0.4)
+    add = _op("aten::index_add_", "concat/index/gather/scatter", 0.3)
+    reading = read_fragmentation(_table(cat, index, add, conv))
+    assert reading.by_category["concat/index/gather/scatter"] == pytest.approx(0.1)
+    assert reading.share == pytest.approx(0.1) and not reading.flagged

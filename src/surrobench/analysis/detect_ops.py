@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
-from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
-from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
-from surrobench.analysis.op_readings import read_memory, small_calls
+from surrobench.analysis.op_families import family_actions, family_of, low_intensity, pairwise, words
+from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
+from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
@@ -34,11 +34,6 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
     return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
-def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
-    """:func:`surrobench.analysis.op_readings.small_calls` of ``ev`` (its scaled times, ``cpu_small_call_us``)."""
-    return {} if ev.op_table is None else small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
-
-
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
     """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
     note = ev.op_time_note()
@@ -47,8 +42,7 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
     """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a CPU profile
-    slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows: an op may show a ratio-th of its share
-    there (a trial's topk: 41% of a reliable profile, 9.8% of a 13.6x one), named so its verdict is qualified."""
+    slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows (an op may show a ratio-th of its share)."""
     timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
     ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
     return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX and ev.on_cpu() else th.bound_op_share_min
@@ -59,10 +53,10 @@ def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):
     return [o for o in ev.roofline.ops if o.bound == bound and o.share >= _share_min(ev, th)]
 
 
-def _intensity_text(o, ridge: float) -> str:
+def _intensity_text(o, ridge: float, knn: bool = False) -> str:
     """``"0.42 FLOP/byte < ridge 12.3"``, or ``"FLOPs unknown (a <family> op)"`` when no formula counts them."""
     if o.intensity is None:
-        family = family_of(o.name)
+        family = family_of(o.name, knn)  # knn: :func:`~surrobench.analysis.op_families.pairwise`
         return f"FLOPs unknown ({family.name if family else 'no'} op, O(1) FLOP/byte)"
     return f"{o.intensity:.2f} FLOP/byte < ridge {format_ridge(ridge)}"
 
@@ -83,22 +77,20 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and not is_metadata_op(o.name)
         ]
-        f = ev.facts  # copy ops whose time is mostly H2D transfer (H2D ms >= half theirs) are detect_gpu.h2d_transfer's
-        if f is not None and f.h2d_ms > 0:
-            copies = [o for o in ops if (family := family_of(o.name)) is not None and family.name == "copy/cast/cat"]
-            transfers = {o.name for o in copies if f.h2d_ms >= 0.5 * o.time_ms}
-            ops = [o for o in ops if o.name not in transfers]
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
+        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
+        ops = [o for o in ops if not (o.name in copies and 0 < h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
-        ridge, stale = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio
-        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {format_gbps(o.achieved_gbps)} GB/s = " for o in ops]
+        ridge, stale, knn = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio, pairwise(ev.op_table)
+        texts = [f"{o.name}: {_intensity_text(o, ridge, knn)}, {format_gbps(o.achieved_gbps)} GB/s = " for o in ops]
         evidence = [
             Evidence("roofline", t + ceiling_share(o.ceiling_fraction, copy, stale), o.ceiling_fraction, "fraction")
             for t, o in zip(texts, ops)
         ]
     else:
-        small = _small_calls(ev, th)
+        small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
@@ -124,9 +116,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
     fewer_bytes = (
-        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
+        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower activations' precision"
     )
-    action = family_actions(names, cpu=ev.on_cpu()) or (Clause(fewer_bytes, ("compile",)),)
+    action = family_actions(names, cpu=ev.on_cpu(), table=ev.op_table) or (Clause(fewer_bytes, ("compile",)),)
     under = th.parallelism_bound_fraction
     starved = [o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < under]
     if starved:
@@ -135,10 +127,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action = clauses_of(text, action)
     summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
     if starved and len(starved) == len(ops):  # below the ridge, yet far under the roof: bandwidth is not the limit
-        summary = (
-            f"{time_ms:.3f} ms per step in low-intensity ops ({', '.join(names[:3])}) far under the bandwidth roof "
-            "(latency or dispatch, not bandwidth)"
-        )
+        summary = f"{time_ms:.3f} ms per step in low-intensity ops ({', '.join(names[:3])}) far under the bandwidth "
+        summary += "roof (latency or dispatch, not bandwidth)"
     return Finding(
         "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
@@ -160,7 +150,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in rows)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu())  # measured: none needs the calibration
+        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
         half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
         action = clauses_of(action, half, "run surrobench calibrate, then diagnose: how near the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
@@ -187,10 +177,8 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if cpu:
         action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
     elif severity is None:
-        action = clauses_of(
-            "healthy near the peak",
-            Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16")),
-        )
+        faster = Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16"))
+        action = clauses_of("healthy near the peak", faster)
     else:
         action = family_actions([o.name for o in ops])
     gain, severity = (None, "info") if severity is None else (gain, severity)
@@ -218,53 +206,46 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
-    t = ev.op_table
-    reading = read_fragmentation(t, ev.op_time_scale(), th.cpu_small_call_us)
-    small = _small_calls(ev, th)
+    t, scale = ev.op_table, ev.op_time_scale()
+    reading = read_fragmentation(t, scale, th.cpu_small_call_us)
     share = reading.share
     if share < th.fragmented_share:
         return None
-    time_ms = share * t.total_us / t.active_steps / 1e3 * ev.op_time_scale()
+    time_ms = share * t.total_us / t.active_steps / 1e3 * scale
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
-    extra = reading.by_category.get(TINY_CALLS, 0.0)
-    text = (
-        f"elementwise/copy/concat ops hold {share:.0%} of op time"
-        if not extra
-        else f"elementwise/copy/concat ops hold {share - extra:.0%} of op time and tiny calls of other low-intensity ops "
-        f"{extra:.0%}: {share:.0%} in all"
-    )
+    extra, cpu = reading.by_category.get(TINY_CALLS, 0.0), ev.on_cpu()
+    text = f"elementwise/copy/concat ops hold {share - extra:.0%} of op time"
+    text += f" in calls under {th.cpu_small_call_us:g} us" if cpu else ""
+    text += f" and tiny calls of other low-intensity ops {extra:.0%}: {share:.0%} in all" if extra else ""
     evidence = [Evidence("profiler", text, share, OP_SHARE)]
-    if reading.kernel_count:
+    if k := reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
-        evidence.append(
-            Evidence("profiler", f"{n} of {reading.kernel_count} kernels shorter than {us:g} us", n, "kernels")
-        )
-    shares = {op.name: op.share for op in t.ops}
-    for name, (calls, us) in sorted(small.items(), key=lambda kv: -shares[kv[0]])[:3]:
+        evidence.append(Evidence("profiler", f"{n} of {k} kernels shorter than {us:g} us", n, "kernels"))
+    small = small_calls(t, scale, th.cpu_small_call_us)
+    for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share
         text = f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under {th.cpu_small_call_us:g} us: "
         evidence.append(Evidence("profiler", text + "dispatch, not memory bandwidth)", calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
-    enclosing = enclosing_op(t, fragments)
-    if enclosing is not None:
-        text = f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}"
-        evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
-    evidence += _time_note(ev)
-    what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
-    if enclosing is not None:
-        outer = enclosing[0]
+    names = list(fragments(t, scale, th.cpu_small_call_us))
+    if (enclosing := enclosing_op(t, names)) is not None:
+        outer, held = enclosing
+        evidence.append(
+            Evidence("profiler", f"{held:.0%} of their self CPU time runs inside {outer}", held, "fraction")
+        )
         contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
         action = (Clause(text + how + "), not the model's casts or concatenations"),)
     else:
-        action = family_actions(fragments[:5], cpu=ev.on_cpu())
+        action = family_actions(names[:5], cpu=cpu, table=t)
         if small:
             action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
+    evidence += _time_note(ev)
+    what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )
@@ -276,14 +257,7 @@ ENCLOSING_MAJORITY = 0.5
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time, with that share; else None."""
-    held: dict[str, float] = {}
-    total = 0.0
-    for op in table.ops:
-        if op.name not in names:
-            continue
-        total += op.self_cpu_us
-        for outer, share in op.inside:
-            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
+    held, total = held_inside(table, names), sum(op.self_cpu_us for op in table.ops if op.name in names)
     if total <= 0 or not held:
         return None
     outer, us = max(held.items(), key=lambda kv: kv[1])
@@ -314,17 +288,11 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     summary = f"{time_ms:.3f} ms per step of {r.precision} config still in full precision"
-    action = (
-        "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
-        "to powers of 2; compare against the fp32 config before adopting half precision"
-    )
+    action = "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes to powers of 2; compare against "
+    action += "the fp32 config before adopting half precision"
     return Finding(
         "precision_mismatch", severity, summary, tuple(evidence), action, None, ev.label, evidence_source="estimated"
     )
-
-
-#: Op names of attention written out as matmuls and a softmax (not fused): ``bmm``/``matmul`` beside a softmax.
-_UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
 
 
 def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
@@ -357,28 +325,17 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         Evidence("profiler", f"{c} kernels: {s:.0%} of device time ({source})", s, "fraction")
         for c, s in shares.items()
     ]
-    action = (
-        Clause(
-            "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
-            "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)",
-            ("tf32",),
-        ),
-        Clause(
-            "bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate",
-            HALF_PRECISIONS,
-        ),
-    )
+    tf32 = "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage (torch.backends.cuda.matmul"
+    half = "bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate"
+    action = (Clause(tf32 + ".allow_tf32, torch.backends.cudnn.allow_tf32)", ("tf32",)), Clause(half, HALF_PRECISIONS))
     ops = {op.name for op in ev.op_table.ops if op.share > 0}
     if "attention" in shares:
         fused = sorted(op for op in ops if categorize(op) == "attention")
         names = ", ".join(fused[:2]) or "attention kernels"
-        action += (
-            Clause(f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention", HALF_PRECISIONS),
-        )
-    elif ops & set(_UNFUSED_ATTENTION):
-        action += (
-            Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
-        )
+        text = f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention"
+        action += (Clause(text, HALF_PRECISIONS),)
+    elif ops & {"aten::softmax", "aten::_softmax"}:  # attention written out: matmuls beside a softmax, not fused
+        action += (Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused)"),)
     summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
@@ -416,8 +373,6 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     action = f"re-run {command} on an idle machine, then diagnose again"
     if any(s.ceiling == "copy" for s in suspects):
         action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
-    summary = (
-        f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
-        "verdict against it"
-    )
+    summary = f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
+    summary += "verdict against it"
     return Finding("ceiling_suspect", "low", summary, evidence, action, None, ev.label)

@@ -6,9 +6,8 @@ Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not rul
 docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT Transforms";
 PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide, "Coalesced Access to
 Global Memory"); distance/selection (the kNN of DGCNN, Wang et al., TOG 2019); convolution and matmul (Hopper tuning
-guide; PyTorch "cuDNN"); elementwise chains (PyTorch "torch.compile").
-
-The other words a finding uses on a GPU and on a CPU: :func:`words`."""
+guide; PyTorch "cuDNN"); elementwise chains (PyTorch "torch.compile"). The other words a finding uses on a GPU
+and on a CPU: :func:`words`."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from surrobench.records.findings import Clause
-from surrobench.records.ops import categorize
+from surrobench.records.ops import OpTable, categorize
 
 
 @dataclass(frozen=True)
@@ -25,39 +24,40 @@ class OpFamily:
 
     name: str
     categories: tuple[str, ...]
-    low_intensity: bool
     cause: str
     action: tuple[Clause, ...]
     cpu_action: tuple[Clause, ...]
     cpu_cause: str = ""
 
+    @property
+    def low_intensity(self) -> bool:
+        """O(1) FLOPs per byte: every family but the matmuls and convolutions."""
+        return self.name not in ("convolution", "im2col convolution", "gemm/matmul/einsum")
+
 
 _THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
+_FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
+_INT32 = Clause("use int32 indices")
+_REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
+_NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
+_CSR = "sort edges by destination and use a segment/CSR reduction"
+_BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "normalization",
         ("normalization",),
-        True,
         "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
         "the processors busy",
-        (
-            Clause("raise the batch (more rows reduce in parallel)"),
-            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
-        ),
-        (
-            Clause("raise the batch"),
-            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
-            Clause("check torch.get_num_threads()", ("threads",)),
-        ),
+        (Clause("raise the batch (more rows reduce in parallel)"), _FUSE_NORM),
+        (Clause("raise the batch"), _FUSE_NORM, Clause("check torch.get_num_threads()", ("threads",))),
         "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep the "
         "cores busy",
     ),
     OpFamily(
         "fft",
         ("fft",),
-        True,
         "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
         (
             Clause("use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2)"),
@@ -65,46 +65,50 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("half precision only at power-of-2 sizes"),
             Clause("keep cuFFT plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)"),
         ),
-        (
-            Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"),
-            Clause("batch the transforms in one call"),
-            _THREADS,
-        ),
+        (Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"), Clause("batch the transforms in one call"), _THREADS),
         "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
         "a call's overhead",
     ),
     OpFamily(
         "scatter/gather/index",
         ("concat/index/gather/scatter",),
-        True,
-        "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
-        (
-            Clause(
-                "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
-                "torch.segment_reduce) instead of atomic scatter"
-            ),
-            Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)"),
-            Clause("use int32 indices"),
-        ),
-        (
-            Clause("sort edges by destination and use a segment/CSR reduction"),
-            Clause("reorder nodes for locality"),
-            Clause("int32 indices"),
-        ),
-        "irregular access by index (cache misses on every row) and scattered adds that serialize on high-degree nodes",
+        "irregular, non-coalesced reads and writes by index",
+        (_REORDER, _INT32),
+        (_REORDER, _INT32),
+        "irregular access by index (cache misses on every row)",
+    ),
+    OpFamily(
+        "index reduction",
+        (),
+        "adds by index (scatter_add, index_add): atomic adds that collide on high-degree nodes",
+        (Clause(_CSR + " (torch_geometric SparseTensor, torch.segment_reduce), not atomic adds"), _REORDER, _INT32),
+        (Clause(_CSR), _REORDER, _INT32),
+        "adds by index (scatter_add, index_add) that serialize on high-degree nodes",
     ),
     OpFamily(
         "distance/selection",
         ("distance/selection",),
-        True,
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
         (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
         (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), _THREADS),
     ),
     OpFamily(
+        "sort/selection",
+        (),
+        "a sort or selection along each row: passes over the row with little arithmetic in each",
+        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices")),
+        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), _THREADS),
+    ),
+    OpFamily(
+        "search",
+        (),
+        "a binary search per element over sorted boundaries (searchsorted, bucketize): a dependent load per step",
+        (Clause(_BIN),),
+        (Clause(_BIN), _THREADS),
+    ),
+    OpFamily(
         "convolution",
         ("convolution",),
-        False,
         "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
         (
             Clause(
@@ -126,7 +130,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "im2col convolution",
         (),
-        False,
         "PyTorch's own im2col + GEMM convolution, not cuDNN's: cuDNN off, or not taking the layer's parameters",
         (Clause("check torch.backends.cudnn.enabled"),),
         (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), _THREADS),
@@ -135,7 +138,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "gemm/matmul/einsum",
         ("gemm/matmul/einsum",),
-        False,
         "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
         (
             Clause("use tensor cores: --precision tf32 or bf16", ("tf32", "bf16")),
@@ -153,7 +155,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "elementwise",
         ("elementwise/activation", "reduction"),
-        True,
         "each eager op is its own kernel reading and writing the whole tensor",
         (Clause("fuse the chain of elementwise ops into one kernel: torch.compile", ("compile",)),),
         (Clause("fuse the chain of elementwise ops: torch.compile", ("compile",)),),
@@ -162,7 +163,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "copy/cast/cat",
         ("copy/cast/contiguous", "memcpy/memset"),
-        True,
         "bytes copied that the model does not need: casts, layout changes, concatenation",
         (
             Clause("cast weights once and feed inputs in the compute dtype"),
@@ -179,14 +179,35 @@ _CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9
 #: PyTorch's own im2col + GEMM convolutions, taken over oneDNN for a small fp32 input at batch 1 (not at 2, not in
 #: bf16: ``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp; seen in torch 2.13) and without cuDNN.
 _IM2COL = re.compile(r"slow_conv|thnn_conv")
+#: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that reduce
+#: by index (a scatter_ writes, a scatter_add_ adds); ops that search sorted boundaries.
+_DISTANCE = re.compile(r"[cp]dist|euclidean_dist")
+_REDUCE_BY_INDEX = re.compile(r"scatter_add|scatter_reduce|index_add|index_reduce|segment_reduce|embedding_bag")
+_SEARCH = re.compile(r"searchsorted|bucketize")
 
 
-def family_of(name: str) -> OpFamily | None:
-    """The family of an op or kernel name, None for ops of no family (communication, other)."""
-    category = categorize(name)
-    if category == "concat/index/gather/scatter" and _CONCAT.search(name.lower()):
-        return _BY_NAME["copy/cast/cat"]
-    return _BY_NAME["im2col convolution"] if _IM2COL.search(name.lower()) else _BY_CATEGORY.get(category)
+def family_of(name: str, knn: bool = False) -> OpFamily | None:
+    """The family of an op or kernel name, None for ops of no family (communication, other); a sort or selection
+    is a nearest-neighbour search's only with all-pairs distances in evidence (``knn``, :func:`pairwise`)."""
+    category, lowered = categorize(name), name.lower()
+    if category == "concat/index/gather/scatter" and (_CONCAT.search(lowered) or _REDUCE_BY_INDEX.search(lowered)):
+        return _BY_NAME["copy/cast/cat" if _CONCAT.search(lowered) else "index reduction"]
+    if category == "distance/selection" and (_SEARCH.search(lowered) or not (knn or _DISTANCE.search(lowered))):
+        return _BY_NAME["search" if _SEARCH.search(lowered) else "sort/selection"]
+    return _BY_NAME["im2col convolution"] if _IM2COL.search(lowered) else _BY_CATEGORY.get(category)
+
+
+def pairwise(table: OpTable | None) -> bool:
+    """Whether ``table`` holds all-pairs distances: a distance op (cdist, pdist, _euclidean_dist), or a selection over a
+    square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
+    square = _shaped(table, r"topk|(?<!search)sort|kthvalue|median", r"\[\[(?:\d+, )*(\d+), \1\]")
+    return square or any(_DISTANCE.search(op.name.lower()) for op in (table.ops if table is not None else ()))
+
+
+def _shaped(table: OpTable | None, names: str, shape: str) -> bool:
+    """Whether an op of ``table`` named as ``names`` (a regex) took a first input as ``shape`` (a regex)."""
+    ops = table.ops if table is not None else ()
+    return any(re.search(names, op.name) and any(re.match(shape, s) for s in op.input_shapes) for op in ops)
 
 
 def low_intensity(name: str) -> bool:
@@ -194,20 +215,29 @@ def low_intensity(name: str) -> bool:
     return getattr(family_of(name), "low_intensity", False)
 
 
-def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
-    """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
-    a clause two families share (``use every core``) stands once, where it first comes."""
+def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
+    """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
+    once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once."""
     groups: dict[OpFamily, list[str]] = {}
+    knn = pairwise(table)
     for name in names:
-        family = family_of(name)
+        family = family_of(name, knn)
         if family is not None:
             groups.setdefault(family, []).append(name)
     parts: list[Clause] = []
     for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action
+        rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
     return tuple(parts)
+
+
+def relayout(table: OpTable | None) -> bool:
+    """Whether ``table`` shows copies channels_last may spare: a permute of a 4-D tensor (NCHW <-> NHWC) and copies
+    (copy_, clone, contiguous) of 4-D or larger ones."""
+    permuted = _shaped(table, r"permute$", r"\[\[(?:\d+, ){3}\d+\]")
+    return permuted and _shaped(table, r"copy_|clone|contiguous", r"\[\[(?:\d+, ){3,}")
 
 
 @dataclass(frozen=True)

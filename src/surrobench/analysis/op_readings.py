@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from surrobench.analysis.op_families import low_intensity
+from surrobench.analysis.op_families import family_of, low_intensity
 from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
@@ -23,7 +23,7 @@ EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
-"""The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
+"""The method's \"elementwise, copy, cat" ops, the usual fusion targets (:func:`fragments`)."""
 
 #: Fragment share at or above which we flag the table: fusing these could save about a third of kernel time or more.
 #: Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09.
@@ -34,11 +34,10 @@ CPU_SMALL_CALL_US = 20.0
 #: The part of reading 2 that holds the tiny calls of low-intensity ops outside :data:`FRAGMENT_CATEGORIES`.
 TINY_CALLS = "tiny low-intensity calls"
 
+#: An op must hold at least this fraction of the memory allocated during the steps to be a candidate...
 MEMORY_SHARE_MIN = 0.10
-"""An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
-
+#: ...and at least this many times its share of device time: "short own time, high memory column".
 MEMORY_TIME_RATIO = 2.0
-"""...and at least this many times its share of device time: "short own time, high memory column"."""
 
 
 @dataclass(frozen=True)
@@ -102,41 +101,58 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
     """Reading 1: the head rows and the leading category against :data:`EXPECTED_CATEGORIES`."""
     expected = EXPECTED_CATEGORIES.get(model, ())
     top = next(iter(table.category_shares.items()), (None, 0.0))
-    return StructureReading(
-        model=model,
-        expected=expected,
-        head=tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS]),
-        top_category=top[0],
-        top_category_share=top[1],
-        expected_share=sum(table.category_shares.get(c, 0.0) for c in expected),
-        matches=(top[0] in expected) if expected else None,
-    )
+    head = tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS])
+    share = sum(table.category_shares.get(c, 0.0) for c in expected)
+    return StructureReading(model, expected, head, *top, share, (top[0] in expected) if expected else None)
 
 
 def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
     """On a CPU basis: ``{name: (calls per step, us per call)}`` of the low-intensity ops
     (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` once
-    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis."""
+    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis. An op whose nested
+    ops hold more self time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
     if table.basis != "cpu":
         return {}
-    small = {}
+    nested, small = held_inside(table), {}
     for op in table.ops:
         if low_intensity(op.name) and op.calls and (us := op.self_cpu_us * scale / op.calls) < small_call_us:
-            small[op.name] = (op.calls / table.active_steps, us)
+            if nested.get(op.name, 0.0) <= op.self_cpu_us:
+                small[op.name] = (op.calls / table.active_steps, us)
     return small
+
+
+def held_inside(table: OpTable, names: list[str] | None = None) -> dict[str, float]:
+    """``{op: self CPU us of the ops that ran inside it}`` (of ``names``, when given; :attr:`OpStat.inside`)."""
+    held: dict[str, float] = {}
+    for op in table.ops:
+        for outer, share in op.inside if names is None or op.name in names else ():
+            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
+    return held
+
+
+def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:
+    """``{op: part}`` of reading 2: the ops of :data:`FRAGMENT_CATEGORIES` (of the last only concatenations: a gather or
+    a scatter is irregular access, not a fragment), each under its category; on a CPU basis only the small calls
+    (:func:`small_calls`: many calls, little time each), those of other low-intensity ops as :data:`TINY_CALLS`."""
+    tiny, parts = small_calls(table, scale, small_call_us), {}
+    for op in table.ops:
+        concat = op.category == FRAGMENT_CATEGORIES[2] and family_of(op.name).name == "copy/cast/cat"
+        fragment = concat or op.category in FRAGMENT_CATEGORIES[:2]
+        if op.name in tiny or (fragment and table.basis != "cpu"):
+            parts[op.name] = op.category if fragment else TINY_CALLS
+    return parts
 
 
 def read_fragmentation(
     table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US
 ) -> FragmentationReading:
-    """Reading 2: the share of :data:`FRAGMENT_CATEGORIES`, on a CPU basis plus the tiny calls of other
-    low-intensity ops (:func:`small_calls`, as :data:`TINY_CALLS`, a norm of 10 us a call costs its dispatch as
-    an elementwise op does), and the small-kernel count. The one definition profile and diagnose print."""
-    by_category = {c: table.category_shares.get(c, 0.0) for c in FRAGMENT_CATEGORIES}
-    tiny = small_calls(table, scale, small_call_us)
-    extra = sum(op.share for op in table.ops if op.name in tiny and op.category not in FRAGMENT_CATEGORIES)
-    if extra >= 0.005:  # under half a percent prints as 0%: not a fact worth a part
-        by_category[TINY_CALLS] = extra
+    """Reading 2: the share of :func:`fragments` by part (tiny calls under half a percent, which print as 0%, left
+    out), and the small-kernel count. The one definition profile and diagnose print."""
+    parts, by_category = fragments(table, scale, small_call_us), dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
+    for op in (op for op in table.ops if op.name in parts):
+        by_category[parts[op.name]] = by_category.get(parts[op.name], 0.0) + op.share
+    if by_category.get(TINY_CALLS, 1.0) < 0.005:
+        del by_category[TINY_CALLS]
     share = sum(by_category.values())
     kernels = (table.kernel_count, table.small_kernel_count, table.small_kernel_us)
     return FragmentationReading(share, by_category, *kernels, share >= FRAGMENTED_SHARE)

@@ -1,6 +1,4 @@
-"""The op table record: which operators cost the time, one row per operator name.
-
-One row per operator name, aggregated over the profiled (active) steps:
+"""The op table record: which operators cost the time, one row per operator name summed over the profiled steps:
 
 - ``self_device_us``: device time of the kernels, copies and memsets the op launched itself (the innermost op
   around the launch call), so self times never double count; ``total_device_us`` adds the nested ops' (for
@@ -69,7 +67,7 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
         "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel",
     ),
-    ("distance/selection", r"cdist|pdist|euclidean_dist|topk|sort|kthvalue|median", "aten::_cdist_forward, aten::topk"),
+    ("distance/selection", r"[cp]dist|euclidean_dist|topk|sort|kthvalue|median|bucketize", "aten::cdist, aten::topk"),
     (
         "gemm/matmul/einsum",
         _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
@@ -83,20 +81,22 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "copy/cast/contiguous",
-        r"copy|clone|contiguous|cast|convert|nchwtonhwc|nhwctonchw|" + _word("to|type_as"),
+        r"copy|clone|contiguous|cast|convert|nchwtonhwc|nhwctonchw|" + _word("to|type_as|roll|flip"),
         "aten::copy_, aten::_to_copy, aten::clone, nchwToNhwcKernel",
     ),
     (
         "reduction",
-        _word("sum|mean|amax|amin|max|min|argmax|argmin|prod|norm|std|var|var_mean|logsumexp|cumsum|all|any")
+        r"(?<!clamp_)"  # clamp_min is elementwise
+        + _word("sum|mean|amax|amin|max|min|argmax|argmin|prod|norm|std|var|var_mean|logsumexp|cumsum|all|any")
         + r"|reduce|softmax|pool|vector_norm",
         "aten::sum, aten::softmax, aten::avg_pool2d, reduce_kernel",
     ),
     (
         "elementwise/activation",
         _word(
-            "add|sub|rsub|mul|div|neg|abs|exp|log|pow|sqrt|rsqrt|sin|cos|erf|clamp|clamp_min|where|fill|zero"
+            "add|sub|rsub|mul|div|neg|abs|exp|log|pow|sqrt|rsqrt|sin|cos|erf|clamp|where|fill|zero"
             "|lerp|addcmul|addcdiv|maximum|minimum|reciprocal|square|sign|floor|ceil|round|remainder|fmod"
+            "|eq|ne|ge|gt|le|lt|bitwise_(?:and|or|xor|not)|logical_(?:and|or|xor|not)"
         )
         + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
         "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>",
@@ -196,8 +196,7 @@ class OpTable(schemas.Plain):
 
 
 class OpRows:
-    """Per-name sums from which an :class:`OpTable` is built (the builders of
-    :mod:`surrobench.collect.op_events` and :mod:`surrobench.analysis.ops` fill it)."""
+    """Per-name sums from which an :class:`OpTable` is built (by the two builders the module docstring names)."""
 
     def __init__(self) -> None:
         self.calls: Counter = Counter()
