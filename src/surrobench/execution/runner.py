@@ -303,8 +303,6 @@ def run_config(
         raise
     except ConfigTimeout as exc:
         return timed_out_result(cfg, exc, seen)
-    except torch.cuda.OutOfMemoryError as exc:
-        return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
