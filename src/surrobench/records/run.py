@@ -23,15 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import (
-    EXEC_SETTINGS,
-    ConfigKey,
-    InputSpec,
-    inputs_json,
-    inputs_of,
-    inputs_text,
-    mode_text,
-)
+from surrobench.records.config import EXEC_SETTINGS, ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text
+from surrobench.records.config import mode_text
 from surrobench.records.paired import PairedSamples, split_rounds
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES

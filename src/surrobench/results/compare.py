@@ -26,17 +26,8 @@ from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
-from surrobench.records.run import (
-    FAULTS_KEY,
-    HOST_SUBMIT_KEY,
-    LEAK_KEY,
-    MEASURED_KEY,
-    NONFINITE_KEY,
-    PEAK_OWN_KEY,
-    ConfigResult,
-    RunRecord,
-)
-from surrobench.records.run import grouped
+from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
+from surrobench.records.run import ConfigResult, RunRecord, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
