@@ -151,8 +151,7 @@ class ControlFifo:
 
 
 def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo | None = None) -> dict:
-    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop and,
-    with ``control``, with ``enable``/``disable`` commands."""
+    """``--profiler none``'s loop (module docstring): the active steps bracketed, ``control``'s commands sent."""
     step_ms = []
     for i in range(plan.total):
         if i == plan.wait + plan.warmup:
@@ -171,8 +170,8 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
 
 
 def _ncu_steps(step, plan: ProfileSchedule) -> dict:
-    """``wait + warmup`` bare steps, then each active step alone in the NVTX range :data:`STEP_RANGE` and
-    synchronized, the only range open (as ``benchmarks/ncu_step.py``), so ncu replays just those kernels."""
+    """``--profiler ncu``'s loop (module docstring): each active step synchronized, the only range open (as
+    ``benchmarks/ncu_step.py``), so ncu replays just its kernels."""
     step_ms = []
     for i in range(plan.total):
         active = i >= plan.wait + plan.warmup
