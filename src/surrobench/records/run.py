@@ -5,9 +5,8 @@ reads, :data:`DOCUMENTS`).
 switches) lives in ``extra``, stored in the database but not in the run JSON. A run-v1 result's identity is its
 primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
 
-A stored creation time (``created`` of runs, serve runs and optimizations) has one format: ISO 8601 in UTC to the
-second, with its offset (``2026-12-04T18:30:08+00:00``). Serve runs stored before it wrote the local time without
-an offset (``2026-12-02T01:28:56``); :func:`created_utc` reads both.
+A stored creation time (``created`` of runs, serve runs and optimizations) has one format, :func:`created_now`'s
+(``2026-12-04T18:30:08+00:00``); :func:`created_utc` also reads an older serve run's local time without an offset.
 
 **As rows for a notebook**: flat records (:data:`RECORD_KEYS`), a pandas DataFrame (pandas optional) and a small
 HTML table, one row per config result; times in ms, memory in bytes, throughput per second, the top op's share a

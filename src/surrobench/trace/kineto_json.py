@@ -34,7 +34,8 @@ EXACT_BATCH_EVENTS = 20_000
 OnEvents = Callable[[Any], None]  # takes a DictSlice or a decoder's equivalent
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: The ``}, {`` between two events of the array (a chunk or a file is cut there).
+EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _NON_BLANK = re.compile(r"[^ \t\r\n]")
 _WS = b" \t\r\n"
 _TAIL_WINDOW = 1 << 16
@@ -352,7 +353,7 @@ def _last_boundary(buf: bytes) -> int:
     lo = max(0, len(buf) - _TAIL_WINDOW)
     while True:
         last = None
-        for last in _BOUNDARY.finditer(buf, lo):
+        for last in EVENT_BOUNDARY.finditer(buf, lo):
             pass
         if last is not None:
             return last.start()
