@@ -276,10 +276,10 @@ class RunRecord:
             cells = (
                 rec["label"],
                 status,
-                _cell(rec["median_ms"], ".3f"),
-                _cell(rec["p95_ms"], ".3f"),
-                _cell(rec["samples_per_s"], ".4g"),
-                _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
+                fmt(rec["median_ms"], ".3f"),
+                fmt(rec["p95_ms"], ".3f"),
+                fmt(rec["samples_per_s"], ".4g"),
+                fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
             )
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
@@ -575,7 +575,7 @@ RECORD_KEYS = (
 )  # fmt: skip
 #: Rows of :meth:`RunRecord._repr_html_`; the rest are counted under the table.
 HTML_ROWS = 50
-_BYTES_PER_MIB = 1024**2
+BYTES_PER_MIB = 1024**2
 
 
 def result_record(run_id: str, r) -> dict:
@@ -611,5 +611,6 @@ def result_record(run_id: str, r) -> dict:
     }
 
 
-def _cell(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+def fmt(value: float | None, spec: str = ".3f", missing: str = "-") -> str:
+    """``value`` formatted by ``spec``, ``missing`` when None: every table's cell of an optional number."""
+    return missing if value is None else format(value, spec)
