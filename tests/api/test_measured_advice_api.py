@@ -85,10 +85,39 @@ def test_ctrl_c_after_profiling_keeps_the_estimated_findings_and_marks_the_run_i
     d = cut.value.partial
     assert d.findings and all(f.gain_kind == "estimate" for f in d.findings)
     assert d.to_json()["context"]["interrupted"] is True and d.context["profiled"] == [d.run.results[0].label()]
-    assert str(cut.value) == f"interrupted: 1 of 1 configs stored as run {d.run.run_id}, 1 of 1 profiled"
+    said = f"interrupted: 1 of 1 configs stored as run {d.run.run_id}, 1 of 1 profiled"
+    assert str(cut.value) == said + (", 0 of 1 remedies measured" if cut_in == "measure_config" else "")
     (listed,) = history(tmp_path / "r.db")
     assert (listed.run_id, listed.state) == (d.run.run_id, "interrupted")
     assert load(d.run.run_id, tmp_path / "r.db").env["interrupted"] is True and d.run.env["interrupted"] is True
+
+
+def test_ctrl_c_while_measuring_keeps_the_remedies_measured_and_says_which_it_left(tmp_path, monkeypatch):
+    """Two configs: the first's remedies measured, Ctrl-C in the second's. The first's measurements are in the
+    partial diagnosis and stored with the run; the second's remedies are ``not-measured`` for the interrupt."""
+    _with_a_compile_finding(monkeypatch)
+    faster = MeasuredRemedy("compile", "faster", 2.0, (1.9, 2.1), 8.0, 4.0, 0.0, 1e-2)
+    calls = []
+
+    def planted(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return (faster,)
+
+    monkeypatch.setattr(advice, "measure_config", planted)
+    db = tmp_path / "r.db"
+    with pytest.raises(Interrupted) as cut:
+        diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=5, **dict(SWEEP, batches=[1, 2]))
+    d = cut.value.partial
+    first, second = (r.label() for r in d.run.results)
+    measured = {f.config: f.measured for f in d.findings if f.measured}
+    assert measured[first] == (faster,) and d.context["interrupted"] is True
+    assert {(m.verdict, m.reason) for m in measured[second]} == {("not-measured", advice.INTERRUPTED)}
+    assert str(cut.value).endswith(f", 2 of 2 profiled, 1 of {1 + len(measured[second])} remedies measured")
+    assert any(w.startswith(second) and w.endswith(advice.INTERRUPTED) for w in d.warnings)
+    stored = diagnose(run=d.run.run_id, db=db)  # stored where diagnose stores them: --run reads them back
+    assert {f.config: f.measured for f in stored.findings if f.measured} == measured
 
 
 def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_remedy(tmp_path, monkeypatch):
@@ -102,6 +131,25 @@ def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_re
     assert [(f.summary, f.measured, f.action) for f in stored.findings] == [
         (f.summary, f.measured, f.action) for f in live.findings
     ]
+
+
+def test_the_stored_run_keeps_its_diagnosis_warnings_for_diagnose_run_and_the_report(tmp_path, monkeypatch):
+    """A trial's live diagnosis noted the remedies' windows timing the baseline 12x its timed step (the host
+    drifted); ``diagnose --run`` of that run and its HTML report said nothing of it."""
+    from surrobench.api.report import build_report
+    from surrobench.records.run import WARNINGS_KEY
+    from surrobench.report.html import escape, report_page
+
+    _with_a_compile_finding(monkeypatch)
+    drifted = MeasuredRemedy("compile", "faster", 2.0, (1.9, 2.1), 1e4, 4.0, 0.0, 1e-2)  # a 10 s baseline window
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (drifted,))
+    db = tmp_path / "r.db"
+    live = diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=5, **SWEEP)
+    (drift,) = [w for w in live.warnings if "the host drifted" in w]
+    stored = diagnose(run=live.run.run_id, db=db)
+    assert stored.warnings[: len(live.warnings)] == live.warnings and stored.warnings.count(drift) == 1
+    assert load(live.run.run_id, db).env[WARNINGS_KEY] == list(live.warnings)
+    assert escape(drift) in report_page(build_report([live.run.run_id], db=db))
 
 
 #: Two 3x3x3 convolutions: at batch 1 in fp32 PyTorch runs them as its own im2col + GEMM (slow_conv3d_forward).

@@ -125,6 +125,10 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
 def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(
     model_spec, tmp_path, monkeypatch
 ):
+    """The config is cut short (a trial's read ``cut_short`` false and "1 of 1 configs optimized"), and its
+    recommendation says it stands on the windows that finished."""
+    from surrobench.report.optimize import recipe_lines
+
     windows, interleave = [], bench.interleave
 
     def cut_in_the_third_window(variants, *args):  # threads=1 alone, one confirmation window, then Ctrl-C
@@ -135,13 +139,15 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
 
     monkeypatch.setattr(bench, "interleave", cut_in_the_third_window)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(Interrupted) as cut:
+        with pytest.raises(Interrupted, match="0 of 1 configs optimized, the last one in part") as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
         report = cut.value.partial
         assert report.interrupted and store.run_state(report.recipe_run_id) == "interrupted"
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
     (entry,) = report.configs
-    assert entry.recommended == ("threads=1",) and not entry.cut_short
+    assert entry.recommended == ("threads=1",) and entry.cut_short and entry.to_json()["cut_short"] is True
+    (line,) = [x for x in recipe_lines(entry.to_json()) if x.startswith("recommended:")]
+    assert line.endswith("; interrupted before its confirmation windows finished)")
     assert entry.recipe_windows == 2  # its own window and one confirmation window; the cut one left no rounds
     assert len(recipe.results[0].samples_ms) == len(base.results[0].samples_ms)  # the pair covers the same rounds
     assert any(

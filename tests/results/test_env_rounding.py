@@ -18,3 +18,12 @@ def test_shown_value_keeps_small_and_non_float_values_readable():
     assert shown_value(0.0012345) == "0.0012" and shown_value(0.0) == "0.0"
     assert shown_value(True) == "True" and shown_value(3) == "3" and shown_value(None) == "None"
     assert shown_value(float("nan")) == "nan"
+
+
+def test_a_diagnosis_stored_with_a_run_is_no_environment_difference():
+    from surrobench.records.run import WARNINGS_KEY
+
+    s = latency_samples(1.0, 0.01)
+    base = run("a", [config(s)], env={"rounds": 1, WARNINGS_KEY: ["the host drifted"]})
+    new = run("b", [config(s)], env={"rounds": 1})
+    assert compare_runs(base, new).env_diff == ()

@@ -159,6 +159,24 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
             latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
 
 
+def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
+    """A newer optimization cut short (Ctrl-C, or one still running) is not the config's measured remedies."""
+    doc = _doc()
+    cut = copy.deepcopy(doc) | {"optimize_id": "o2", "created": "2026-12-02T00:00:00+00:00", "interrupted": True}
+    cut["configs"][0]["recommended"] = ["bf16"]
+    base = _base()
+    with ResultStore(tmp_path / "o.db") as store:
+        add_optimization(store, doc)
+        add_optimization(store, cut)
+        assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)["recommended"] == [
+            "threads=1"
+        ]
+        add_optimization(store, cut | {"interrupted": False})  # once it finished, it is the newest
+        assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)["recommended"] == [
+            "bf16"
+        ]
+
+
 def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():
     """v3 tells a candidate inside the noise (``rejected_not_faster``) from one slower by the rule; a v2 document,
     whose ``rejected_slower`` held both, reads as written and may not hold the v3 verdict."""

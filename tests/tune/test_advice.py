@@ -11,7 +11,7 @@ from planted_search import BASELINE_MS, PlantedBench, PlantedClock
 from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.findings import Clause, Finding, MeasuredRemedy, rank_findings
 from surrobench.results.measured_remedies import attach_measured
-from surrobench.tune.advice import FIRST_COMPILE_S, measure_recipes, recipes_to_measure
+from surrobench.tune.advice import FIRST_COMPILE_S, INTERRUPTED, measure_recipes, recipes_to_measure
 from surrobench.tune.trials import Trials
 
 LABEL = "afno 1x3x256x256 b1 fp32 eager"
@@ -182,6 +182,40 @@ def test_the_budget_bounds_what_starts_and_each_window():
     assert clock.now <= 10.0 + least
     skipped = found["bf16"]
     assert (skipped.verdict, skipped.reason) == ("not-measured", "budget of 10 s spent")
+
+
+def test_ctrl_c_keeps_the_remedies_measured_before_it_and_names_those_it_left():
+    # the second window raises Ctrl-C: compile stands as measured, cudagraph and the rest are not measured for it
+    bench = PlantedBench({"compile": 1.2, "cudagraph": 1.73}, fail={1: KeyboardInterrupt()})
+    trials = Trials(bench, bench.rounds, clock=PlantedClock())
+    measured = measure_recipes(trials, recipes_to_measure(_findings(), "cuda"), 1e-2)
+    assert [(m.remedy, m.verdict) for m in measured[:2]] == [("compile", "faster"), ("cudagraph", "not-measured")]
+    assert {m.reason for m in measured[1:]} == {INTERRUPTED} and len(measured) == 5
+
+
+def test_ctrl_c_in_one_config_raises_with_its_measurements_and_every_remedy_left(monkeypatch):
+    from types import SimpleNamespace
+
+    from surrobench.tune import advice
+
+    kept = MeasuredRemedy("threads=1", "faster", 2.0, (1.9, 2.1), 8.0, 4.0)
+    cut = (kept, MeasuredRemedy("compile", "not-measured", reason=INTERRUPTED))
+    monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
+    monkeypatch.setattr(advice, "measure_config", lambda *a, **k: cut)
+    labels = [LABEL, LABEL.replace("b1", "b2")]
+    results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
+    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cpu", model="m", seed=0), surrogates={"m": 0})
+    findings = [
+        Finding("fragmented_ops", "high", "x", (), (Clause("fuse", ("compile", "threads")),), 1.0, config=label)
+        for label in labels
+    ]
+    with pytest.raises(advice.MeasuringInterrupted) as stop:
+        advice.measure_findings(plan, results, findings, 10.0, clock=lambda: 0.0)
+    measured, notes = stop.value.args
+    assert measured[labels[0]] == cut  # the second config was never started: each of its remedies left by the cut
+    assert {(m.verdict, m.reason) for m in measured[labels[1]]} == {("not-measured", INTERRUPTED)}
+    assert all(note.endswith(f"; {INTERRUPTED}") for note in notes) and len(notes) == 2
+    assert str(stop.value) == f"1 of {2 + len(measured[labels[1]])} remedies measured"
 
 
 def test_a_first_compilation_does_not_start_without_the_time_one_takes():

@@ -41,18 +41,11 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
-from surrobench.records.run import MEASURED_KEY, Profile, RunRecord
+from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
-from surrobench.results.profiles import (
-    add_roofline,
-    load_counters,
-    load_kernel_table,
-    load_op_table,
-    load_roofline,
-    op_profile_step_ms,
-    op_profile_trace,
-)
+from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
+from surrobench.results.profiles import load_roofline, op_profile_step_ms, op_profile_trace
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
@@ -62,15 +55,9 @@ from surrobench.trace import load_trace
 class Diagnosis:
     """Ranked findings and what was diagnosed: ``findings`` most severe first, ``title`` one line naming what was
     diagnosed, ``warnings`` notes for the user, ``run`` the run (None for a trace), ``cross_rank`` the report of a
-    multi-rank trace (else None).
-
-    Attributes:
-        context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
-            (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
-            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
-            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
-            workload or run ``headroom`` (:mod:`surrobench.analysis.roofline`, with counters).
-    """
+    multi-rank trace (else None). ``context``: a workload's :func:`workload_context` (a stored run's without
+    ``device_name``: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks, and
+    ``evidence_checks``: :mod:`surrobench.analysis.evidence_checks`, ``{label or trace: check}``)."""
 
     findings: tuple[Finding, ...]
     context: dict
@@ -161,13 +148,21 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
     return None, f"{name}: no calibration stored{at}, no roofline (run {calibrate_command('cpu', threads)})"
 
 
-def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
+def _noted(store: ResultStore, record: RunRecord, warnings: list[str]) -> RunRecord:
+    """``record`` with its diagnosis's ``warnings`` in its env (:data:`~surrobench.records.run.WARNINGS_KEY`), also
+    in ``store``: ``diagnose --run`` and ``report`` give them again."""
+    if warnings:
+        store.update_env(record.run_id, env := {**record.env, WARNINGS_KEY: list(warnings)})
+        record = replace(record, env=env)
+    return record
+
+
+def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str], store) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
-    :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
-    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled."""
-    record, reports = cut.partial.run, cut.partial.reports
-    context = {**workload_context(record, evidence), "interrupted": True}
-    context["profiled"] = [r.label() for r in reports]
+    :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``): every config profiled and read, the
+    run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
+    record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
+    context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     return cut
@@ -203,7 +198,7 @@ def diagnose_workload(
         ceilings, _ = device_ceilings(cut.record)
         findings = _findings(cut.record, [], {}, th, ceilings, measured_for(store, cut.record.results))
         cut.partial = Profile(cut.record)
-        raise _interrupted(cut, findings, [], []) from None
+        raise _interrupted(cut, findings, [], [], store) from None
     ceilings, note = device_ceilings(record)
     evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
 
@@ -262,26 +257,32 @@ def diagnose_workload(
     except Interrupted as cut:
         optimized = measured_for(store, cut.partial.run.results)
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
-        raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
+        raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
     warnings += report_warnings(reports) + notes
-    findings = []  # the estimates once read; a Ctrl-C from here on keeps them (every config was profiled and read)
+    findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
         optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
             got = [ev.result for ev in evidence]
-            measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
+            try:
+                measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
+            except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
+                (measured, noted), measuring = stop.args, str(stop)
             warnings += noted
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
             warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
+            if measuring:
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
+        cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
-        raise _interrupted(cut, findings, list(evidence), warnings) from None
-    return record, findings, warnings, evidence
+        raise _interrupted(cut, findings, list(evidence), warnings, store) from None
+    return _noted(store, record, warnings), findings, warnings, evidence
 
 
 def _findings(
@@ -312,12 +313,11 @@ def _findings(
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and the traces that still exist; returns as
-    :func:`diagnose_workload`. Stored rooflines, counters and measured remedies are read as that run read them, so
-    the findings are its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its
-    op families."""
+    """Diagnose a stored run from its op tables and the traces that still exist; returns as :func:`diagnose_workload`.
+    Stored rooflines, counters, measured remedies and warnings are read as that run read them, so the findings are
+    its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
-    evidence, warnings, flops = [], [], {}
+    evidence, warnings, flops = [], list(record.env.get(WARNINGS_KEY, ())), {}  # its own diagnosis's first
     ceilings, note = device_ceilings(record)
     for result in record.results:
         config_id = result.config_id
@@ -360,7 +360,7 @@ def diagnose_stored(
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
     warnings += disagreements(own, measured)
-    return record, findings, warnings, evidence
+    return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:
@@ -432,18 +432,12 @@ def _perf_system(doc: dict, where: str) -> dict:
     if not isinstance(reports, list):
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
-    if not with_view:
-        raise UsageError.bad(
-            "system_view",
-            f"{where}: no config of this {schemas.PERF} document has a system view "
-            f"({len(reports)} config(s), none passed)",
-        )
-    if len(with_view) > 1:
+    if len(with_view) != 1:
         names = ", ".join(_perf_label(r) for r in with_view)
+        several = f"{len(with_view)} configs have a system view ({names}); give one: the perf document of that config"
+        none = f"no config of this {schemas.PERF} document has a system view ({len(reports)} config(s), none passed)"
         raise UsageError.bad(
-            "system_view",
-            f"{where}: {len(with_view)} configs have a system view ({names}); give one: the perf document of "
-            "that config alone, or its 'system' object",
+            "system_view", f"{where}: " + (f"{several} alone, or its 'system' object" if with_view else none)
         )
     return with_view[0]["system"]
 
@@ -498,8 +492,8 @@ def diagnose(
             (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
             given with a trace or run, as :func:`refuse_workload`, a missing trace, an unknown run or one without
             configs (a serve run), bad input.
-        Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
-            read before it, the run stored as ``interrupted``.
+        Interrupted: Ctrl-C while a ``model`` is timed, profiled or its remedies measured; ``partial`` the
+            :class:`Diagnosis` of what was read and measured before it, the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None
@@ -537,8 +531,7 @@ def diagnose(
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
         title = f"diagnosis of run {run.run_id} ({RUN_LEVEL_ONLY})"
         return Diagnosis(tuple(findings), context, title, tuple(warnings), run)
-    if isinstance(run, RunRecord):
-        run = run.run_id
+    run = run.run_id if isinstance(run, RunRecord) else run
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
@@ -558,8 +551,6 @@ def diagnose(
             plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    context = {
-        **workload_context(record, evidence),
-        "measure_s": advice.DEFAULT_MEASURE_S if measure_s is None else measure_s,
-    }
+    asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
+    context = {**workload_context(record, evidence), "measure_s": asked}
     return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

@@ -125,7 +125,7 @@ MEASURED = JUDGED[:4]
 #: (:meth:`surrobench.records.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
 #: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
 #: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
-#: ``not-measured`` (the budget ran out before it, or the budget was 0).
+#: ``not-measured`` (the budget ran out before it, the budget was 0, or Ctrl-C came first).
 MEASURED_VERDICTS = (*JUDGED, "not-measured")
 #: The words for the verdicts of a remedy not measured, as its line and diagnose's per-config note list them.
 UNMEASURED_WORDS = {"failed": "failed", "not-measured": "not measured", "infeasible": "not applicable"}

@@ -49,6 +49,8 @@ LEAK_KEY = "memory_growth"
 NONFINITE_KEY = "nonfinite"
 #: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
 MEASURED_KEY = "measured_remedies"
+#: ``env`` key of a diagnosed run: the warnings its diagnosis gave (``surrobench.api.diagnose``).
+WARNINGS_KEY = "diagnosis_warnings"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
@@ -273,14 +275,9 @@ class RunRecord:
         for rec in self.to_records()[:HTML_ROWS]:
             peak = rec["peak_mem_bytes"]
             status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
-            cells = (
-                rec["label"],
-                status,
-                fmt(rec["median_ms"], ".3f"),
-                fmt(rec["p95_ms"], ".3f"),
-                fmt(rec["samples_per_s"], ".4g"),
-                fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
-            )
+            median, p95 = fmt(rec["median_ms"], ".3f"), fmt(rec["p95_ms"], ".3f")
+            mib = fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+            cells = (rec["label"], status, median, p95, fmt(rec["samples_per_s"], ".4g"), mib)
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (

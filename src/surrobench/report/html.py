@@ -24,7 +24,7 @@ from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
 from surrobench.report.comparison import pair_label, summary_line, unmatched_rows
-from surrobench.records.run import RunRecord, placement, scaling_rows
+from surrobench.records.run import WARNINGS_KEY, RunRecord, placement, scaling_rows
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
 
@@ -103,10 +103,12 @@ def _scaling(run: RunRecord) -> str:
     )
 
 
-def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict] | None = None) -> str:
+def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict] | None = None, notes=()) -> str:
+    """The diagnosis: why a verdict is held back (``checks``), its ``notes`` (the warnings it stored), findings."""
     if findings is None:
         return ""
     held = "".join(f"<p><strong>{escape(text)}</strong></p>" for text in evidence_check_texts(checks or {}))
+    held += "".join(f'<p class="muted">note: {escape(note)}</p>' for note in notes)
     if not findings:
         return f"<h3>Diagnosis</h3>{held}<p>no findings above the report floor</p>"
     return f"<h3>Diagnosis</h3>{held}" + _table(
@@ -142,7 +144,7 @@ def _run_section(
             roof and plots.roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops"),
             "roofline, measured and estimated points",
         ),
-        _findings_html(findings, checks),
+        _findings_html(findings, checks, env.get(WARNINGS_KEY, ())),
     ]
     return "\n".join(p for p in parts if p)
 

@@ -110,7 +110,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             here, *fresh = process_speedups(each, processes)
             ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
             by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
-        speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process})"
+        cut = "; interrupted before its confirmation windows finished" if entry["cut_short"] else ""
+        speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process}{cut})"
         lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")
@@ -147,23 +148,11 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
 
 
 #: The terminal's two tables, each fitted (:func:`~surrobench.report.fit.fit_table`); reasons and top ops follow.
-_TERMINAL_TABLES = (
-    (
-        Col("candidate", keep=True),
-        Col("verdict", keep=True),
-        Col("median ms", "right"),
-        Col("baseline ms (same window)", "right", minor=1),
-        Col("P95 ms", "right", minor=3),
-        Col("peak MiB", "right", minor=2),
-    ),
-    (
-        Col("candidate", keep=True),
-        Col(SPEEDUP_HEADER, "right", keep=True),
-        Col("rel L2", "right"),
-        Col("setup s", "right", minor=1),
-        Col("break-even calls", "right", minor=2),
-    ),
-)
+_TIMINGS = (Col("candidate", keep=True), Col("verdict", keep=True), Col("median ms", "right"))
+_TIMINGS += (Col("baseline ms (same window)", "right", minor=1), Col("P95 ms", "right", minor=3))
+_SPEEDUPS = (Col("candidate", keep=True), Col(SPEEDUP_HEADER, "right", keep=True), Col("rel L2", "right"))
+_SPEEDUPS += (Col("setup s", "right", minor=1), Col("break-even calls", "right", minor=2))
+_TERMINAL_TABLES = ((*_TIMINGS, Col("peak MiB", "right", minor=2)), _SPEEDUPS)
 _KEYS = {title: key for title, key in COLUMNS}
 
 

@@ -27,7 +27,7 @@ from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
-from surrobench.records.run import ConfigResult, RunRecord, grouped
+from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
@@ -465,8 +465,8 @@ def shown_value(value: object) -> str:
 
 def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference, ...]:
     """The env keys whose values differ as shown (:func:`shown_value`: floats equal to 2 decimals do not),
-    the must-match keys first."""
-    b, n = _flatten(base_env), _flatten(new_env)
+    the must-match keys first; a diagnosis's warnings (:data:`~surrobench.records.run.WARNINGS_KEY`) left out."""
+    b, n = (_flatten({k: v for k, v in env.items() if k != WARNINGS_KEY}) for env in (base_env, new_env))
     keys = [k for k in MUST_MATCH_ENV_KEYS if k in b or k in n]
     keys += sorted((set(b) | set(n)) - set(keys))
     shown = ((k, shown_value(b.get(k)), shown_value(n.get(k))) for k in keys)

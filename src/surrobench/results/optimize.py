@@ -147,8 +147,9 @@ class ConfigOptimization:
             (:meth:`surrobench.tune.search.Search.confirm`); None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order; the last
             ``recipe_process_windows`` timed in pairs of fresh processes, their runs ``recipe_process_run_ids``.
-        cut_short: Ctrl-C ended the search (the candidates judged so far, no recipe); ``error`` why the baseline
-            itself could not run (no candidates); ``elapsed_s`` the search's wall time.
+        cut_short: Ctrl-C cut the search short: the candidates judged so far, no recipe unless it came in the
+            recipe's confirmation (standing on the windows that finished); ``error`` why the baseline itself could
+            not run (no candidates); ``elapsed_s`` the search's wall time.
         fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.optimize`), else None.
         head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), else None.
         unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`).

@@ -88,8 +88,8 @@ def latest_optimized_config(
     store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), checked as a config of its report's schema
-    (:data:`~surrobench.results.optimize.CONFIGS`) and written as optimize-v3, or None.
+    (:func:`~surrobench.records.config.same_inputs`) of an optimization that finished, not interrupted; checked as a
+    config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as optimize-v3; or None.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
@@ -97,7 +97,8 @@ def latest_optimized_config(
     rows = store.conn.execute(
         "SELECT c.config_json, json_extract(o.report_json, '$.schema') FROM optimize_configs c"
         " JOIN optimizations o ON o.optimize_id = c.optimize_id"
-        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC",
+        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ?"
+        " AND json_extract(o.report_json, '$.interrupted') IS NOT 1 ORDER BY o.created DESC",
         (model, json.dumps(list(input_shape)), batch, device),
     )
     for config_json, schema in rows:

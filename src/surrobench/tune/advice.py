@@ -42,6 +42,19 @@ FIRST_COMPILE_S = 20.6
 DEFAULT_MEASURE_S = 45.0
 DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
+#: The reason of a remedy left ``not-measured`` by Ctrl-C (or SIGTERM, SIGHUP).
+INTERRUPTED = "interrupted by Ctrl-C or a signal"
+
+
+class MeasuringInterrupted(KeyboardInterrupt):
+    """Ctrl-C while :func:`measure_findings` measured: ``args`` its ``(measured, notes)`` as far as they got."""
+
+    def __str__(self) -> str:
+        """``3 of 7 remedies measured``: of those that apply, in every config."""
+        applied = [m for got in self.args[0].values() for m in got if m.verdict != "infeasible"]
+        return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
+
+
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
 VERDICTS = {
     "accepted": "faster",
@@ -107,11 +120,11 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 def measure_recipes(
     trials: Trials, recipes: Sequence[Recipe], tolerance: float, step_ms: float | None = None
 ) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none).
-    Every ``saved_ms`` is taken on one step: ``step_ms`` (the timed step the diagnosis shows), else the median of
-    the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts between
-    windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and savings on
-    different baselines would rank remedies against their own speedups."""
+    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none);
+    after Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on
+    one step, ``step_ms`` (the timed step the diagnosis shows), else the median of the windows' baselines: a
+    launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms on an H100,
+    docs/benchmarks/h200-measured-advice.md), and savings on different baselines would misrank remedies."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -126,9 +139,14 @@ def measure_recipes(
             out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
             continue
         else:
-            result, _ = trials.try_recipe(recipe)
-            trials.timed.clear()
-            trials.bench.free()
+            try:
+                result, _ = trials.try_recipe(recipe)
+            except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
+                out += [MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes[len(out) :]]
+                break
+            finally:
+                trials.timed.clear()
+                trials.bench.free()
         trials.judged(result)
         out.append(measured_remedy(result, tolerance))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
@@ -217,26 +235,34 @@ def measure_findings(
     ``{label: measurements}`` and a note per config.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C (the config being measured is lost; the estimates stand).
+        MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``
+            for :data:`INTERRUPTED`.
     """
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
-    notes = []
+    notes, cut = [], False
     for i, result in enumerate(results):
         label = result.label()
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
         started = clock()
         budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
-        if deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
+        if not cut and deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
             notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
             continue
         try:
+            if cut:  # a config after the one Ctrl-C cut: none of its remedies measured
+                raise KeyboardInterrupt
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
             step_ms = result.latency_ms.median if result.latency_ms else None
             got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, step_ms=step_ms)
+        except KeyboardInterrupt:
+            recipes, cut = recipes_to_measure(mine, cfg.device), True
+            got = tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
             continue
+        stopped = any(m.reason == INTERRUPTED for m in got)
+        cut = cut or stopped
         if not got:
             continue
         drift = drift_note(got, result.latency_ms)
@@ -249,5 +275,8 @@ def measure_findings(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
             + (f": {', '.join(done)}" if done else "")
             + "".join(f"; {w}: {', '.join(names)}" for w, names in named.items() if names)
+            + (f"; {INTERRUPTED}" if stopped else "")
         )
+    if cut:
+        raise MeasuringInterrupted(measured, notes)
     return measured, notes

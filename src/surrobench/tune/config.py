@@ -59,11 +59,8 @@ def optimize_config(
     bench.on_phase = on_phase
     search = Search(bench, request.rounds, budget_s=request.budget_s, budget_end=bench.budget_end)
     search.on_judged = lambda: on_progress(_partial(search, started))
-    remedies = [
-        r
-        for r in candidate_remedies(cfg.device, thorough=request.thorough, precision=cfg.precision)
-        if request.only is None or r.name in request.only
-    ]
+    remedies = candidate_remedies(cfg.device, thorough=request.thorough, precision=cfg.precision)
+    remedies = [r for r in remedies if request.only is None or r.name in request.only]
     with room_for_compiled_variants():
         try:
             search.run(remedies)
@@ -73,8 +70,8 @@ def optimize_config(
             entry = _entry(search, started)
         except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
             raise _interrupted(_entry(search, started, profile=False)) from None
-    if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
-        raise _interrupted(entry)  # it stands on the windows that finished; no profiling
+    if entry.cut_short:  # in the recipe's confirmation: it stands on the windows that finished; no profiling
+        raise _interrupted(entry)
     return entry
 
 
@@ -91,9 +88,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     request, cfg, baseline = bench.request, bench.cfg, bench.baseline
     recipe, variant = search.recipe, search.recipe_handle
     cut = search.confirm_interrupted or (search.processes is not None and search.processes.interrupted)
-    notes = (
-        _notes(search) if profile or cut else (*_notes(search), "interrupted while profiling the top ops: none kept")
-    )
+    notes = _notes(search) + (() if profile or cut else ("interrupted while profiling the top ops: none kept",))
     profile = profile and not cut
     indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
     # the rounds marked as timed in windows of request.rounds, so compare pairs them
@@ -137,6 +132,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         head_to_head=search.head_to_head,
         unconfirmed=search.unconfirmed,
         baseline_drift=_baseline_drift(baseline.samples_ms(), processes),
+        cut_short=cut,
     )
 
 

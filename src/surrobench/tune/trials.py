@@ -97,14 +97,15 @@ class Trials:
         return self.clock() + need > self.deadline()
 
     def spent_reason(self, recipe: Recipe | None = None) -> str:
-        """Why ``recipe`` was not tried once :meth:`spent`: the budget as given (0.3 s, not 0 s), and, while some of
-        it is left, what is left (less the time kept for the fresh processes) against what ``recipe`` needs."""
+        """Why ``recipe`` was not tried once :meth:`spent`: the budget as given (0.3 s, not 0 s), what ``recipe``
+        needs against what is left, and the time kept for the recipe's confirmation (windows, fresh processes)."""
         need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
-        left, kept = self.deadline() - self.clock(), self.budget_end - self.deadline()
-        if need <= 0 or left <= 0:
-            return f"budget of {self.budget_s:g} s spent"
-        reserve = f", {kept:.0f} s kept for the fresh processes" if kept >= 0.5 else ""
-        return f"needs about {need:.0f} s, {left:.0f} s left of the budget of {self.budget_s:g} s{reserve}"
+        left, kept = self.deadline() - self.clock(), self.budget_end - max(self.deadline(), self.clock())
+        reserve = f"{kept:.0f} s kept for the recipe's confirmation windows and fresh processes" if kept >= 0.5 else ""
+        budget = f"budget of {self.budget_s:g} s"
+        if need <= 0 or left <= 0:  # what is left of it, if any, is kept
+            return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
+        return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
     def window(self, handles: Sequence[Handle]) -> None:
         """One window of ``handles`` with the baseline, recorded in :attr:`paired`; raises what the bench's did."""
