@@ -76,8 +76,7 @@ _NEVER = 1e300
 #: (``LoadPoint.backlog_growth``): a queue whose service falls this share short of the offered rate grows at it, so
 #: a P99 under the target in a short load would not hold in a longer one. Our own threshold: a sustained queue's
 #: slope over a load of seconds is its latency spread over the window, ms over s (about 0.003 for 5 ms over 1.5 s);
-#: a fresh user's overloaded CPU service (offered 3,386, achieved 2,857 rps) passed P99 <= 300 ms without it
-#: (docs/benchmarks/capacity-trials.md).
+#: without it an overloaded CPU service passed its P99 target (docs/benchmarks/capacity-trials.md).
 MAX_BACKLOG_GROWTH = 0.05
 
 

@@ -21,9 +21,8 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.results.ceilings import save_ceilings
 
 _WHY_MIN = "smaller sizes time the per-call overhead (launch/dispatch) and caches, not the ceiling"
-#: Largest spread of a ceiling's repeats (``(slowest - fastest) / fastest`` of their medians) that is stored
-#: without ``force``. 0.10: on an idle machine the repeats of a 10-call median agree within a few percent (the
-#: H200's bf16 GEMM read 767 and 794 TFLOP/s in two calibrations, 3.5%, docs/benchmarks/h200-diagnosis.md);
+#: Largest spread of a ceiling's repeats (``(slowest - fastest) / fastest`` of their medians) stored without
+#: ``force``: on an idle machine 10-call medians repeat within a few percent (docs/benchmarks/h200-diagnosis.md);
 #: a tenth is beyond that, and well under the factor of ten a busy host put into a stored ceiling.
 MAX_SPREAD = 0.10
 

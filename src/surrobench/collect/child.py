@@ -151,8 +151,7 @@ class ControlFifo:
 
 
 def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo | None = None) -> dict:
-    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop and,
-    with ``control``, with ``enable``/``disable`` commands."""
+    """``--profiler none``'s loop (module docstring): the active steps bracketed, ``control``'s commands sent."""
     step_ms = []
     for i in range(plan.total):
         if i == plan.wait + plan.warmup:
@@ -171,8 +170,8 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
 
 
 def _ncu_steps(step, plan: ProfileSchedule) -> dict:
-    """``wait + warmup`` bare steps, then each active step alone in the NVTX range :data:`STEP_RANGE` and
-    synchronized, the only range open (as ``benchmarks/ncu_step.py``), so ncu replays just those kernels."""
+    """``--profiler ncu``'s loop (module docstring): each active step synchronized, the only range open (as
+    ``benchmarks/ncu_step.py``), so ncu replays just its kernels."""
     step_ms = []
     for i in range(plan.total):
         active = i >= plan.wait + plan.warmup
@@ -281,9 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run_config(
             cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out, control=control
         )
-    except torch.cuda.OutOfMemoryError as exc:
-        result = _failure("oom", exc)
-    except Exception as exc:  # the model's failure is a status, as in the runner
+    except Exception as exc:  # the model's failure is a status (``oom`` for an allocation), as in the runner
         result = _failure(failure_status(exc), exc)
     finally:
         if control is not None:

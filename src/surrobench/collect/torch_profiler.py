@@ -4,7 +4,6 @@ child (:mod:`surrobench.collect.child`), never in the process that times (method
 
 from __future__ import annotations
 
-import gc
 import gzip
 import os
 import shutil
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from surrobench.collect.kineto_ops import ops_from_kineto
+from surrobench.collect.kineto_ops import no_cyclic_gc, ops_from_kineto
 from surrobench.collect.op_events import tables_from_events
 from surrobench.errors import UsageError
 from surrobench.records.kernels import KernelTable
@@ -151,15 +150,10 @@ def profile_steps(
         if not started:
             prof._start_trace()
         prof.__exit__(None, None, None)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # a few 100,000 acyclic event objects: the cyclic GC rescanning them took about 40% of
-    try:  # reading the zoo FNO's capture at 32² (docs/benchmarks/profile-cost.md)
+    with no_cyclic_gc():  # a few 100,000 event objects
         events = ops_from_kineto(prof.kineto_results, use_device=device == "cuda")
         steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
         table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     if trace_path is not None:
         export_trace(prof, trace_path)
     if keep:

@@ -238,14 +238,13 @@ def unloaded_latency(
     service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
 ) -> dict[int, tuple[float, list[float], list[float], float, list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
-    batches run back to back (then a backlog's, :func:`loop_overhead`), then of batches each started the idle
-    threshold ``gap_s`` (:func:`idle_threshold`) after the last, then the backlog loop's own time per batch (0
-    without ``loop``), then up to
-    :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
-    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap): a longer idle can be slower still (an
-    H100's eager U-Net, docs/benchmarks/h200-capacity.md). At most
-    :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes
-    and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
+    batches run back to back (then a backlog's, :func:`loop_overhead`), then of batches each started the idle threshold
+    ``gap_s`` (:func:`idle_threshold`) after the last, then the backlog loop's own time per batch (0 without ``loop``),
+    then up to :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
+    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap): a longer idle can be slower still (an H100's
+    eager U-Net, docs/benchmarks/h200-capacity.md). At most :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`,
+    fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never under
+    :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:

@@ -14,15 +14,8 @@ import torch
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
-from surrobench.execution.runner import (
-    PreparedModel,
-    config_inputs,
-    config_step_of,
-    first_calls_nonfinite,
-    input_specs,
-    merge_rounds,
-    timed_result,
-)
+from surrobench.execution.runner import PreparedModel, config_inputs, config_step_of, first_calls_nonfinite, input_specs
+from surrobench.execution.runner import merge_rounds, timed_result
 from surrobench.execution.sanity import MemoryWatch, check_calls
 from surrobench.execution.timing import measure_round, time_once
 from surrobench.records.run import FAULTS_KEY, LEAK_KEY, ConfigResult

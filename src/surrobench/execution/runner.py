@@ -23,16 +23,8 @@ from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
-from surrobench.execution.sanity import (
-    MUTATED_KEY,
-    MemoryWatch,
-    check_calls,
-    input_digest,
-    merge_flags,
-    mutated_inputs,
-    nonfinite_message,
-    output_tensors,
-)
+from surrobench.execution.sanity import MUTATED_KEY, MemoryWatch, check_calls, input_digest, merge_flags, mutated_inputs
+from surrobench.execution.sanity import nonfinite_message, output_tensors
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, NONFINITE_KEY, PEAK_OWN_KEY, ConfigResult
@@ -303,8 +295,6 @@ def run_config(
         raise
     except ConfigTimeout as exc:
         return timed_out_result(cfg, exc, seen)
-    except torch.cuda.OutOfMemoryError as exc:
-        return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:

@@ -5,9 +5,8 @@ reads, :data:`DOCUMENTS`).
 switches) lives in ``extra``, stored in the database but not in the run JSON. A run-v1 result's identity is its
 primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
 
-A stored creation time (``created`` of runs, serve runs and optimizations) has one format: ISO 8601 in UTC to the
-second, with its offset (``2026-12-04T18:30:08+00:00``). Serve runs stored before it wrote the local time without
-an offset (``2026-12-02T01:28:56``); :func:`created_utc` reads both.
+A stored creation time (``created`` of runs, serve runs and optimizations) has one format, :func:`created_now`'s
+(``2026-12-04T18:30:08+00:00``); :func:`created_utc` also reads an older serve run's local time without an offset.
 
 **As rows for a notebook**: flat records (:data:`RECORD_KEYS`), a pandas DataFrame (pandas optional) and a small
 HTML table, one row per config result; times in ms, memory in bytes, throughput per second, the top op's share a
@@ -276,9 +275,9 @@ class RunRecord:
         for rec in self.to_records()[:HTML_ROWS]:
             peak = rec["peak_mem_bytes"]
             status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
-            median, p95 = _cell(rec["median_ms"], ".3f"), _cell(rec["p95_ms"], ".3f")
-            mib = _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f")
-            cells = (rec["label"], status, median, p95, _cell(rec["samples_per_s"], ".4g"), mib)
+            median, p95 = fmt(rec["median_ms"], ".3f"), fmt(rec["p95_ms"], ".3f")
+            mib = fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+            cells = (rec["label"], status, median, p95, fmt(rec["samples_per_s"], ".4g"), mib)
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (
@@ -573,7 +572,7 @@ RECORD_KEYS = (
 )  # fmt: skip
 #: Rows of :meth:`RunRecord._repr_html_`; the rest are counted under the table.
 HTML_ROWS = 50
-_BYTES_PER_MIB = 1024**2
+BYTES_PER_MIB = 1024**2
 
 
 def result_record(run_id: str, r) -> dict:
@@ -609,5 +608,6 @@ def result_record(run_id: str, r) -> dict:
     }
 
 
-def _cell(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+def fmt(value: float | None, spec: str = ".3f", missing: str = "-") -> str:
+    """``value`` formatted by ``spec``, ``missing`` when None: every table's cell of an optional number."""
+    return missing if value is None else format(value, spec)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.records.config import mode_text
-from surrobench.records.run import ConfigResult, placement
-
-BYTES_PER_MIB = 1024**2
+from surrobench.records.run import BYTES_PER_MIB, ConfigResult, fmt, placement
 
 
 def format_rate(per_s: float | None) -> str:
@@ -17,11 +15,6 @@ def format_rate(per_s: float | None) -> str:
         if per_s >= factor:
             return f"{per_s / factor:.3g}{prefix}/s"
     return f"{per_s:.3g}/s"
-
-
-def fmt(value: float | None, spec: str = ".3f", missing: str = "-") -> str:
-    """``value`` formatted by ``spec``, ``missing`` when None: every table's cell of an optional number."""
-    return missing if value is None else format(value, spec)
 
 
 def failure_text(r: ConfigResult) -> str:

@@ -261,12 +261,8 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     if data.kernel_classes:
         sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
     if spans:
-        sections.append(
-            (
-                "Timeline of one profiled step",
-                _figure(plots.timeline_strip(spans, data.timeline_title), "timeline strip"),
-            )
-        )
+        strip = plots.timeline_strip(spans, data.timeline_title)
+        sections.append(("Timeline of one profiled step", _figure(strip, "timeline strip")))
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
     body = "\n".join(
         f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>' for i, (title, html) in enumerate(sections)

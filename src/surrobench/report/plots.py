@@ -316,11 +316,9 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
         ax.plot(x, [p.percentile(0.5).value_ms for p in pts], ls=":", color=line.get_color(), label=f"P50, {label}")
     if record.target_p99_ms is not None:
         ax.axhline(record.target_p99_ms, color="tab:red", ls="--", label=f"target {record.target_p99_ms:g} ms")
-    ax.set_xlabel("achieved rate (requests/s)")
-    ax.set_ylabel("latency (ms)")
-    ax.set_yscale("log")
+    title = "latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput"
+    ax.set(xlabel="achieved rate (requests/s)", ylabel="latency (ms)", yscale="log", title=title)
     plain_log(ax.yaxis)  # major and minor ticks: a range under a decade labels its minor ticks
-    ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))  # beside the curves, never over them
     return fig
 

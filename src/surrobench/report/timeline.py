@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 _NAME_WIDTH = 60
 MAX_STEP_ROWS = 30
 """Profiled steps listed in the terminal's step table; the rest are counted in a line under it (the JSON report
-keeps every step). A torch.profiler schedule records a handful of steps; a trace of a thousand (the 1,104 of
-the tiled benchmark trace, docs/benchmarks/startup.md) took rich 0.55 s to draw, a third of the command."""
+keeps every step): rich draws a thousand rows slowly (docs/benchmarks/startup.md, "The step table")."""
 
 
 def _short(name: str) -> str:

@@ -48,14 +48,15 @@ MUST_MATCH_ENV_KEYS = ("device_name",)
 #: rounds miss the drift between two processes (Kalibera & Jones 2013); docs/benchmarks/h200-compare.md found 4
 #: needed on launch-bound configs, where A/A pairs of one and two rounds regressed.
 MIN_GATE_ROUNDS = 4
-#: The note on every pair of a comparison where a run recorded its primary input alone (run-v1 JSON, a database
-#: row of schema 3 or older): such a run can only be paired on that input, so two configs of a multi-input
-#: model that differ in another input cannot be told apart in it.
+#: The note on every pair of a comparison where a run recorded its primary input alone.
 LEGACY_PAIRING_NOTE = (
     "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of "
     "schema 3 or older); "
     "configs of a multi-input model that differ in another input cannot be told apart in it"
 )
+#: ``ConfigResult.extra`` keys that are measurements, not settings: never a config difference (host submission,
+#: host readings, page faults, memory growth, NaN/Inf, measured remedies).
+_MEASURED_EXTRA = frozenset({HOST_SUBMIT_KEY, *HOST_READINGS, FAULTS_KEY, LEAK_KEY, NONFINITE_KEY, MEASURED_KEY})
 #: Values listed one by one up to this many; more numeric values are summarized as a range.
 _MAX_LISTED_VALUES = 3
 
@@ -474,20 +475,11 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
-    pair; measurements (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`,
-    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf, measured remedies)
-    left out."""
+    pair; measurements (:data:`_MEASURED_EXTRA`) left out."""
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
-        for key in (set(b.extra) & set(n.extra)) - {
-            HOST_SUBMIT_KEY,
-            *HOST_READINGS,
-            FAULTS_KEY,
-            LEAK_KEY,
-            NONFINITE_KEY,
-            MEASURED_KEY,
-        }:
+        for key in (set(b.extra) & set(n.extra)) - _MEASURED_EXTRA:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))
             if b.extra[key] != n.extra[key]:

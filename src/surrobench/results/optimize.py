@@ -5,12 +5,10 @@ One :class:`OptimizeReport` per command: per config the baseline, every candidat
 recommended recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on
 the pair.
 
-**Fresh check** (:class:`FreshCheck`): does a recipe's speedup hold up in fresh processes?
-
-A launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
-(docs/benchmarks/h200-optimize.md, "Windows and processes"). The check measures the pair again as ``surrobench
-run`` in new processes, alternating which starts first, each pair of processes one unit of
-:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes the between-process drift.
+**Fresh check** (:class:`FreshCheck`): does a recipe's speedup hold up in fresh processes? A baseline's time
+drifts between processes (docs/benchmarks/h200-optimize.md, "Windows and processes"); the check measures the pair
+again as ``surrobench run`` in new processes, alternating which starts first, each pair of processes one unit of
+:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes that drift.
 
 **Verdict.** Two readings by the one rule of :mod:`surrobench.records.paired`: is the recipe faster in the fresh
 pairs' own record; and do optimize's unit speedups (its own process one unit, each of its fresh-process windows

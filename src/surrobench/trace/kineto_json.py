@@ -9,17 +9,16 @@ Chunks are cut after the last ``}`` ``,`` ``{`` boundary and each slice parsed a
 from __future__ import annotations
 
 import codecs
-import gc
 import io
 import json
 import re
 import zlib
 from collections.abc import Callable
-from contextlib import contextmanager
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, ClassVar, Union
 
+from surrobench.collect.kineto_ops import no_cyclic_gc
 from surrobench.errors import UsageError
 from surrobench.trace.source import GZIP_MAGIC, check_text_encoding, open_bytes
 
@@ -35,7 +34,8 @@ EXACT_BATCH_EVENTS = 20_000
 OnEvents = Callable[[Any], None]  # takes a DictSlice or a decoder's equivalent
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+#: The ``}, {`` between two events of the array (a chunk or a file is cut there).
+EVENT_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _NON_BLANK = re.compile(r"[^ \t\r\n]")
 _WS = b" \t\r\n"
 _TAIL_WINDOW = 1 << 16
@@ -48,24 +48,12 @@ def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
     Raises UsageError: empty, invalid JSON (offset), bad gzip, not UTF-8, no ``traceEvents``, a bound exceeded."""
     try:
         stream, head = open_bytes(path)
-        with stream, _no_cyclic_gc():
+        with stream, no_cyclic_gc():
             return _Reader(stream, path, check_text_encoding(head, path)).run(on_events)
     except (EOFError, zlib.error) as exc:
         raise UsageError(f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
     except OSError as exc:  # gzip.BadGzipFile is an OSError
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
-@contextmanager
-def _no_cyclic_gc():
-    """The cyclic GC off: it would rescan millions of acyclic event objects (3x slower, measured)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def locate_events(path: Path) -> tuple[dict, int, bool] | None:
@@ -81,7 +69,7 @@ def locate_events(path: Path) -> tuple[dict, int, bool] | None:
 
 def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:
     """The events in bytes ``[lo, hi)`` of ``path`` (``hi`` None: to the end, with trailing metadata)."""
-    with open(path, "rb") as file, _no_cyclic_gc():
+    with open(path, "rb") as file, no_cyclic_gc():
         reader = _Reader(_RangeStream(file, lo, hi), path, 0)
         reader.offset = lo
         return reader.events(on_events, bare or hi is not None)
@@ -365,7 +353,7 @@ def _last_boundary(buf: bytes) -> int:
     lo = max(0, len(buf) - _TAIL_WINDOW)
     while True:
         last = None
-        for last in _BOUNDARY.finditer(buf, lo):
+        for last in EVENT_BOUNDARY.finditer(buf, lo):
             pass
         if last is not None:
             return last.start()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.trace.kineto_events import EventConverter
-from surrobench.trace.kineto_json import locate_events, read_event_range
+from surrobench.trace.kineto_json import EVENT_BOUNDARY, locate_events, read_event_range
 from surrobench.trace.model import TimelineBuilder
 
 SPLIT_MIN_BYTES = 64 << 20
@@ -25,7 +24,6 @@ PIECE_BYTES = 16 << 20
 MAX_PIECES = 255
 """At most this many pieces (one queue byte each); 255 keep a 4 GB trace at 16 MiB pieces."""
 
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _PROBE_BYTES = 1 << 20
 
 
@@ -162,7 +160,7 @@ def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[in
             if cuts and at <= cuts[-1][1]:
                 continue
             f.seek(at)
-            m = _BOUNDARY.search(f.read(_PROBE_BYTES))
+            m = EVENT_BOUNDARY.search(f.read(_PROBE_BYTES))
             if m:
                 cuts.append((at + m.start() + 1, at + m.end() - 1))
     return cuts

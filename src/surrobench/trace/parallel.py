@@ -25,9 +25,8 @@ from surrobench.trace.model import Timeline
 R = TypeVar("R")
 
 WORKER_MEMORY_BYTES = 2 << 30
-"""Default cap on one local worker's private data (bytes). Loading is streamed, so a worker needs about
-half the trace's JSON size plus ~150 MB of interpreter and numpy (measured on the 401 MB tiled trace:
-~200 MiB peak, docs/benchmarks/trace-analysis.md); 2 GiB leaves room for the caller's function."""
+"""Default cap on one local worker's private data (bytes). A streamed load needs about half the trace's JSON size
+plus ~150 MB (docs/benchmarks/trace-analysis.md); 2 GiB leaves room for the caller's function."""
 
 DASK_CONNECT_TIMEOUT_S = 10
 """Seconds to wait for the Dask scheduler before giving up with a usage error."""

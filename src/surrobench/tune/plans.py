@@ -16,16 +16,8 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.runner import failed_result, prepare_model
-from surrobench.execution.sweep import (
-    SweepPlan,
-    SweepRequest,
-    forward_warnings,
-    mark_unsaved,
-    new_run_id,
-    plan_sweep,
-    resolve_device,
-    sweep_warnings,
-)
+from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
+from surrobench.execution.sweep import resolve_device, sweep_warnings
 from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
