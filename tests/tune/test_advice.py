@@ -297,7 +297,10 @@ def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
     alone = {f.kind: f for f in attach_measured([every_core], {LABEL: (fewer,)})}["memory_bound"]
     assert alone.measured == () and alone.gain_kind == "estimate" and alone.remedies == ()
     (said,) = alone.clauses
-    assert said.text == f"use every core: measured, not advised ({fewer.text()})" and said.remedies == ()
+    assert (
+        said.text == f"use every core: not advised, measured faster the other way ({fewer.text()})"
+        and said.remedies == ()
+    )
     assert unclaimed([alone], {LABEL: (fewer,)}) == [f"{LABEL}: {fewer.text()}: no finding's action points this way"]
     down = _finding("thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",), direction="down"))
     out = {f.kind: f for f in attach_measured([every_core, down], {LABEL: (fewer,)})}

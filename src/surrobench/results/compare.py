@@ -379,8 +379,8 @@ def compare_config(
     if verdict == "inconclusive":
         lo, hi = median.ci95
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{sp.margin_text(rule)}, but its 95% CI "
-            f"[{lo:.3f}, {hi:.3f}] reaches into that band"
+            f"inconclusive: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]: too noisy to judge against "
+            f"±{sp.margin_text(rule)}"
         )
     fewest = min(len(pair.baseline), len(pair.candidate))
     if verdict in ("improved", "regressed") and not pair.paired and fewest < MIN_GATE_ROUNDS:

@@ -13,7 +13,7 @@ single candidates of its ids (``threads``: every thread count). Then:
 
 - a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
   ms/step)``, never against: a clause that moves a setting the other way (``use every core`` beside ``threads=1``
-  measured faster) is not advised, with that measurement;
+  measured faster) is not advised, measured faster the other way, with that measurement;
 - a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
   applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
   faster (compile: measured 0.65x [0.61, 0.70], slower)``);
@@ -197,10 +197,10 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
 
 
 def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[str]) -> tuple[Clause, bool]:
-    """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
-    remedy it names was judged and none was faster, or one moving the other way was faster
-    (:func:`_the_other_way`), the clause as a statement that names no remedy, ``<text>: measured, not advised
-    (<each measurement>)`` (False: no longer advised); one in ``said`` (earlier clauses') as ``<remedy>: as above``."""
+    """``clause`` with its best faster measurement, or what was not measured (True: still advised); naming no remedy
+    (False), ``<text>: measured, not advised (<each>)`` when every remedy it names was judged and none was faster,
+    ``<text>: not advised, measured faster the other way (<each>)`` (:func:`_the_other_way`); a measurement in
+    ``said`` (earlier clauses') as ``<remedy>: as above``."""
 
     def told(ms) -> str:
         line = "; ".join(f"{m.remedy}: as above" if m.text() in said else m.text() for m in ms)
@@ -209,7 +209,7 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[s
 
     faster = [m for m in found if m.verdict == "faster"]
     if other_way and not faster:
-        return Clause(f"{clause.text}: measured, not advised ({told(other_way)})"), False
+        return Clause(f"{clause.text}: not advised, measured faster the other way ({told(other_way)})"), False
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
         return Clause(f"{clause.text} ({told([best])})", clause.remedies, clause.stacked), True
