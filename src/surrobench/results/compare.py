@@ -5,8 +5,8 @@ interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/
 **Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
 baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
 stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
-``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, its median ratio beyond the margin but
-not its interval ``inconclusive``, else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
+``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, too noisy to judge ``inconclusive``
+(:meth:`~surrobench.records.paired.Speedup.verdict`), else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
 failed) or ``improved``, on both ``not_compared``. Ratios are NEW/BASE (1.05 = 5% slower), the speedup's inverse.
 
 **Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
@@ -61,9 +61,8 @@ MIN_GATE_ROUNDS = 4
 #: row of schema 3 or older): such a run can only be paired on that input, so two configs of a multi-input
 #: model that differ in another input cannot be told apart in it.
 LEGACY_PAIRING_NOTE = (
-    "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of "
-    "schema 3 or older); "
-    "configs of a multi-input model that differ in another input cannot be told apart in it"
+    "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of schema 3 or "
+    "older); configs of a multi-input model that differ in another input cannot be told apart in it"
 )
 #: Values listed one by one up to this many; more numeric values are summarized as a range.
 _MAX_LISTED_VALUES = 3

@@ -76,16 +76,11 @@ def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
     )
 
 
-def stack_faster(candidate: dict) -> bool:
-    """Whether a stacked candidate's speedup over the baseline is faster by the rule (module docstring)."""
-    return Speedup.from_json(candidate["speedup"]).faster()
-
-
 def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     found = stack_candidate(entry, clause.remedies)
     if found is None:
         return Clause(f"{clause.text} ({'+'.join(clause.remedies)} unmeasured)", clause.remedies, stacked=True), []
-    if not stack_faster(found):
+    if not Speedup.from_json(found["speedup"]).faster():  # the one rule (module docstring)
         return None, [f"{found['name']} {speedup_text(found['speedup'])}, not faster"]
     return Clause(
         f"{clause.text} ({found['name']} measured {speedup_text(found['speedup'])})", clause.remedies, stacked=True
@@ -101,22 +96,19 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
         return clause, []
     if clause.stacked:
         return _cite_stack(clause, entry)
-    notes, dropped, any_kept = [], [], False
+    notes, dropped = [], []  # a note per remedy kept
     for name in clause.remedies:
         found = _singles(entry, name, clause.direction, threads)
-        accepted = [c for c in found if c["verdict"] == "accepted"]
-        if accepted:
+        if accepted := [c for c in found if c["verdict"] == "accepted"]:
             best = max(accepted, key=lambda c: c["speedup"]["median"])
             notes.append(f"{best['name']} measured {speedup_text(best['speedup'])}")
-            any_kept = True
         elif found:
             dropped += [_outcome(c) for c in found]
         elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
             dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
         else:
             notes.append(f"{name} unmeasured")
-            any_kept = True
-    if not any_kept:
+    if not notes:
         return None, dropped
     return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies, direction=clause.direction), dropped
 
@@ -133,8 +125,7 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
     if dropped:
         kept.append(Clause(f"not recommended, measured: {', '.join(dict.fromkeys(dropped))}"))  # each once
     if entry["recommended"]:
-        sp = entry["recipe"]["speedup"]
-        recipe = "+".join(entry["recommended"])
+        sp, recipe = entry["recipe"]["speedup"], "+".join(entry["recommended"])
         ids = tuple(dict.fromkeys(remedy_id(n) for n in entry["recommended"]))
         kept.append(Clause(f"measured recipe: {recipe}" + (f" {speedup_text(sp)}" if sp else ""), ids))
     return tuple(kept) or action
@@ -145,10 +136,8 @@ def measured_line(label: str, entry: dict) -> str:
     or that nothing won."""
     if not entry["recommended"]:
         return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
-    sp = entry["recipe"]["speedup"]
-    speed = f" {speedup_text(sp)}" if sp else ""
-    command = entry["recipe"]["run_command"]  # None for a model given to the API as an object
-    run_it = f"; run it: {command}" if command else ""
+    sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
+    speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
     return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
 
 
@@ -265,8 +254,10 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
     another finding's clause says where it was credited); findings of other configs as they are, in order. The
-    severity of a finding with a measured gain (:attr:`Finding.gain_ms`) follows its share of the baseline step,
-    ``low`` under the report floor (:meth:`surrobench.analysis.thresholds.Thresholds.severity`)."""
+    severity of a finding with a measured gain (:attr:`Finding.gain_ms`) follows the share of the step it saves,
+    ``1 - 1 / speedup`` of the step its saving is taken on, ``low`` under the report floor or when every remedy was
+    judged not faster (:meth:`surrobench.analysis.thresholds.Thresholds.severity`); a saving of a drifted window
+    leaves the detector's severity."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -283,10 +274,9 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        base = next((m.baseline_ms for m in got.measured if m.baseline_ms), None)
-        severity = got.severity
-        if base and got.gain_kind == "measured" and got.gain_ms is not None:
-            severity = DEFAULT_THRESHOLDS.severity(max(got.gain_ms, 0.0) / base) or "low"
+        best, severity = got.best_measured, got.severity
+        if best is not None and not best.drifted or best is None and got.gain_ms == 0.0 and got.gain_kind == "measured":
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup if best else 0.0) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
 
@@ -301,6 +291,18 @@ def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[Measu
         for label, got in measured.items()
         for m in got
         if m.verdict == "faster" and (label, m.remedy) not in credited
+    ]
+
+
+def overlapping(findings: Sequence[Finding]) -> list[str]:
+    """A line per config with more than one finding credited with a measured saving (:attr:`Finding.best_measured`):
+    each remedy was measured alone against the whole step, so the savings overlap and do not add up."""
+    by: dict[str, list[str]] = {}
+    for f, m in ((f, f.best_measured) for f in findings if f.best_measured):
+        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms")
+    said = "each is the whole step's with that remedy alone, not additive"
+    return [
+        f"{label}: measured savings overlap ({', '.join(got)}): {said}" for label, got in by.items() if len(got) > 1
     ]
 
 

@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
-from surrobench.records.findings import MEASURED, OP_SHARE, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
@@ -57,7 +57,7 @@ def recipes_to_measure(
     findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
 ) -> list[Recipe]:
     """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
-    the estimate, else the op time their ops hold (:data:`~surrobench.records.findings.OP_SHARE` evidence times
+    the estimate, else the op time their ops hold (:attr:`~surrobench.records.findings.Finding.op_share` times
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
@@ -66,7 +66,7 @@ def recipes_to_measure(
         by_id.setdefault(remedy_id(r.name), []).append(r)
 
     def stake(f: Finding) -> float:
-        held = sum(e.value for e in f.evidence if e.unit == OP_SHARE) * (step_ms or 0.0)
+        held = f.op_share * (step_ms or 0.0)
         return f.estimated_gain_ms if f.estimated_gain_ms is not None else held or -1.0
 
     order = sorted(rank_findings(list(findings)), key=lambda f: -stake(f))
@@ -105,13 +105,14 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 
 
 def measure_recipes(
-    trials: Trials, recipes: Sequence[Recipe], tolerance: float, step_ms: float | None = None
+    trials: Trials, recipes: Sequence[Recipe], tolerance: float, timed: LatencyStats | None = None
 ) -> tuple[MeasuredRemedy, ...]:
     """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none).
-    Every ``saved_ms`` is taken on one step: ``step_ms`` (the timed step the diagnosis shows), else the median of
-    the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts between
-    windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and savings on
-    different baselines would rank remedies against their own speedups."""
+    Every ``saved_ms`` is taken on one step: the ``timed`` step's median (the one the diagnosis shows), else the
+    median of the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts
+    between windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and
+    savings on different baselines would rank remedies against their own speedups. A window whose baseline
+    :func:`drifted` from the timed step keeps its own saving, marked ``drifted``: its ratio is not the timed step's."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -132,26 +133,30 @@ def measure_recipes(
         trials.judged(result)
         out.append(measured_remedy(result, tolerance))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
-    step = step_ms or (statistics.median(steps) if steps else None)  # one step for every saving: windows drift
-    return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None else m for m in out)
+    step = timed.median if timed else statistics.median(steps) if steps else None  # one step: windows drift
+    out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in out]  # saving: its window's
+    return tuple(
+        replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None and not m.drifted else m for m in out
+    )
+
+
+def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
+    """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
+    and differs from it by more than the paired rule's smallest effect of interest
+    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and that window."""
+    if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
+        return False
+    return abs(window_ms / timed.median - 1) > MIN_EFFECT
 
 
 def drift_note(got: Sequence[MeasuredRemedy], timed: LatencyStats | None) -> str | None:
-    """A note when the median of ``got``'s window baselines lies outside the ``timed`` step's 95% interval of the
-    median and differs from it by more than the paired rule's smallest effect of interest
-    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and the remedies' windows;
-    None otherwise."""
-    steps = [m.baseline_ms for m in got if m.baseline_ms]
-    window = statistics.median(steps) if steps else None
-    if timed is None or window is None or timed.ci95_median[0] <= window <= timed.ci95_median[1]:
+    """A note naming the windows of ``got`` whose baseline drifted from the ``timed`` step, None if none."""
+    if timed is None or not (late := [m for m in got if m.drifted]):
         return None
-    if abs(window / timed.median - 1) <= MIN_EFFECT:
-        return None
-    low, high = timed.ci95_median
-    return (
-        f"the remedies' windows timed the baseline at {window:.3g} ms against the timed step's {timed.median:.3g} ms "
-        f"[{low:.3g}, {high:.3g}] ({window / timed.median:.2f}x): the host drifted; savings are taken on the timed step"
-    )
+    each = ", ".join(f"{m.remedy}'s at {m.baseline_ms:.3g} ms ({m.baseline_ms / timed.median:.2f}x)" for m in late)
+    step = f"{timed.median:.3g} ms [{timed.ci95_median[0]:.3g}, {timed.ci95_median[1]:.3g}]"
+    tail = "their savings are their windows' own, not the timed step's"
+    return f"the host drifted: windows timed the baseline, {each}, against the timed step's {step}; {tail}"
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
@@ -169,13 +174,13 @@ def measure_config(
     tolerance: float = DEFAULT_TOLERANCE,
     rounds: int = DEFAULT_ROUNDS,
     clock: Callable[[], float] = time.monotonic,
-    step_ms: float | None = None,
+    timed: LatencyStats | None = None,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
-    start included), each with its :func:`~surrobench.records.findings.direction`, savings on ``step_ms``
+    start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
     (:func:`measure_recipes`); empty when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises,
     or KeyboardInterrupt."""
-    recipes = recipes_to_measure(findings, cfg.device, step_ms=step_ms)
+    recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None)
     if not recipes or budget_s <= 0:
         return ()
     request = OptimizeRequest((), budget_s=budget_s, tolerance=tolerance, rounds=rounds, rebuildable=False)
@@ -187,7 +192,7 @@ def measure_config(
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
             return tuple(
                 replace(m, direction=direction(m.remedy, threads))
-                for m in measure_recipes(trials, recipes, tolerance, step_ms)
+                for m in measure_recipes(trials, recipes, tolerance, timed)
             )
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
@@ -232,8 +237,7 @@ def measure_findings(
             continue
         try:
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            step_ms = result.latency_ms.median if result.latency_ms else None
-            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, step_ms=step_ms)
+            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
             continue
