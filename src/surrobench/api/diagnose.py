@@ -166,8 +166,7 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
     timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled."""
     record, reports = cut.partial.run, cut.partial.reports
-    context = {**workload_context(record, evidence), "interrupted": True}
-    context["profiled"] = [r.label() for r in reports]
+    context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     return cut
@@ -558,8 +557,6 @@ def diagnose(
             plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    context = {
-        **workload_context(record, evidence),
-        "measure_s": advice.DEFAULT_MEASURE_S if measure_s is None else measure_s,
-    }
+    measured = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
+    context = {**workload_context(record, evidence), "measure_s": measured}
     return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

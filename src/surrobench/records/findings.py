@@ -199,10 +199,9 @@ class MeasuredRemedy(schemas.Plain):
                 noise = self.noise_floor is not None and self.noise_floor >= self.margin
                 rule = f"{'noise floor' if noise else 'smallest effect of interest'} {self.margin:.1%}"
             if self.verdict == "faster":
-                clears = f", clears 1 + {rule}" if rule else ""
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                return head + clears + saves + drift
+                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
             # the paired rule's own verdict: the margin as the floor gives Speedup.margin() the same margin back
             paired = Speedup(self.speedup, self.ci95, self.margin).verdict() if self.margin and self.ci95 else None

@@ -79,8 +79,7 @@ def _failed_text(c: dict) -> str:
 
 
 def _measured(f: Finding) -> str:
-    """``measured``, and what a measured saving is not: this finding's alone (``whole step``,
-    :attr:`Finding.whole_step`), the timed step's (``drifted window``, :attr:`MeasuredRemedy.drifted`)."""
+    """``measured``, then ``whole step`` (:attr:`Finding.whole_step`), ``drifted window`` (its ``gain``) if so."""
     return "measured" + ", whole step" * f.whole_step + ", drifted window" * bool(f.gain["drifted"])
 
 
@@ -153,9 +152,7 @@ def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
 
 def _explained_one(f: Finding, number: int) -> Group:
     c = brief_cells(f)
-    head = Text(f"{number}. ")
-    head.append(c["severity"], style=_STYLE[f.severity])
-    head.append(f"  {c['kind']}  {c['gain']}  ", style="bold")
+    head = Text.assemble(f"{number}. ", (c["severity"], _STYLE[f.severity]), (f"  {c['kind']}  {c['gain']}  ", "bold"))
     head.append(c["where"])
     body = Table.grid(padding=(0, 2))
     body.add_column(style="dim", no_wrap=True)

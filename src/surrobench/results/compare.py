@@ -392,16 +392,9 @@ def compare_config(
     trustworthy = size >= MIN_SAMPLES_FOR_P95
     if not trustworthy:
         notes.append(f"P95 from {size} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
+    p95 = RatioCI.inverse(*pair.ratio(0.95))
     return ConfigComparison(
-        base,
-        new,
-        verdict,
-        median,
-        RatioCI.inverse(*pair.ratio(0.95)),
-        sp,
-        p95_trustworthy=trustworthy,
-        notes=tuple(notes),
-        **common,
+        base, new, verdict, median, p95, sp, p95_trustworthy=trustworthy, notes=tuple(notes), **common
     )
 
 

@@ -3,8 +3,9 @@
 :func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each
 remedy a clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or
 "unmeasured"; a clause whose remedies were all measured and none accepted is taken out of the action (said so,
-with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the
-one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
+with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when
+faster than the baseline by the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest
+no remedy stay as written.
 
 :func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
 the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
@@ -16,7 +17,7 @@ single candidates of its ids (``threads``: every thread count). Then:
   measured faster) is not advised, measured faster the other way, with that measurement;
 - a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
   applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
-  faster (compile: measured 0.65x [0.61, 0.70], slower)``);
+  advised (compile: measured 0.65x [0.61, 0.70], slower)``);
 - a clause with a remedy the budget left out keeps it, saying it was not measured;
 - clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
   action was measured (:attr:`surrobench.records.findings.Finding.gain_kind`).
@@ -186,10 +187,8 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
 
 
 def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[str]) -> tuple[Clause, bool]:
-    """``clause`` with its best faster measurement, or what was not measured (True: still advised); naming no remedy
-    (False), ``<text>: measured, not advised (<each>)`` when every remedy it names was judged and none was faster,
-    ``<text>: not advised, measured faster the other way (<each>)`` (:func:`_the_other_way`); a measurement in
-    ``said`` (earlier clauses') as ``<remedy>: as above``."""
+    """``clause`` rewritten as the module docstring says (the other way: :func:`_the_other_way`), and whether it is
+    still advised; a measurement in ``said`` (earlier clauses') as ``<remedy>: as above``."""
 
     def told(ms) -> str:
         line = "; ".join(f"{m.remedy}: as above" if m.text() in said else m.text() for m in ms)
@@ -253,11 +252,9 @@ def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> d
 def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
-    another finding's clause says where it was credited); findings of other configs as they are, in order. The
-    severity of a finding with a measured gain (:attr:`Finding.gain_ms`) follows the share of the step it saves,
-    ``1 - 1 / speedup`` of the step its saving is taken on, ``low`` under the report floor or when every remedy was
-    judged not faster (:meth:`surrobench.analysis.thresholds.Thresholds.severity`); a saving of a drifted window
-    leaves the detector's severity."""
+    another finding's clause says where it was credited); findings of other configs as they are, in order. A
+    measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
+    the floor or with none faster); a drifted window's (:attr:`MeasuredRemedy.drifted`) keeps the detector's."""
     out = []
     for f in findings:
         if f.config not in measured:

@@ -43,14 +43,8 @@ DEFAULT_MEASURE_S = 45.0
 DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
-VERDICTS = {
-    "accepted": "faster",
-    "rejected_slower": "slower",
-    "rejected_not_faster": "no-difference",
-    "rejected_accuracy": "rejected-by-accuracy",
-    "failed": "failed",
-    "infeasible": "infeasible",
-}
+VERDICTS = dict(accepted="faster", rejected_slower="slower", rejected_not_faster="no-difference", failed="failed")
+VERDICTS |= dict(rejected_accuracy="rejected-by-accuracy", infeasible="infeasible")
 
 
 def recipes_to_measure(
@@ -66,8 +60,7 @@ def recipes_to_measure(
         by_id.setdefault(remedy_id(r.name), []).append(r)
 
     def stake(f: Finding) -> float:
-        held = f.op_share * (step_ms or 0.0)
-        return f.estimated_gain_ms if f.estimated_gain_ms is not None else held or -1.0
+        return f.estimated_gain_ms if f.estimated_gain_ms is not None else f.op_share * (step_ms or 0.0) or -1.0
 
     order = sorted(rank_findings(list(findings)), key=lambda f: -stake(f))
     out: list[Recipe] = []
@@ -87,8 +80,7 @@ def recipes_to_measure(
 
 def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
     """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`)."""
-    sp = c.speedup
-    base = c.baseline_ms
+    sp, base = c.speedup, c.baseline_ms
     return MeasuredRemedy(
         remedy=c.name,
         verdict=VERDICTS[c.verdict],
@@ -112,7 +104,8 @@ def measure_recipes(
     median of the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts
     between windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and
     savings on different baselines would rank remedies against their own speedups. A window whose baseline
-    :func:`drifted` from the timed step keeps its own saving, marked ``drifted``: its ratio is not the timed step's."""
+    :func:`drifted` from the timed step keeps its own saving, marked ``drifted`` (:func:`measure_findings`' note
+    names it): its ratio is not the timed step's."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -147,16 +140,6 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
     if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
         return False
     return abs(window_ms / timed.median - 1) > MIN_EFFECT
-
-
-def drift_note(got: Sequence[MeasuredRemedy], timed: LatencyStats | None) -> str | None:
-    """A note naming the windows of ``got`` whose baseline drifted from the ``timed`` step, None if none."""
-    if timed is None or not (late := [m for m in got if m.drifted]):
-        return None
-    each = ", ".join(f"{m.remedy}'s at {m.baseline_ms:.3g} ms ({m.baseline_ms / timed.median:.2f}x)" for m in late)
-    step = f"{timed.median:.3g} ms [{timed.ci95_median[0]:.3g}, {timed.ci95_median[1]:.3g}]"
-    tail = "their savings are their windows' own, not the timed step's"
-    return f"the host drifted: windows timed the baseline, {each}, against the timed step's {step}; {tail}"
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
@@ -219,7 +202,7 @@ def measure_findings(
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
-    ``{label: measurements}`` and a note per config.
+    ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted).
 
     Raises:
         KeyboardInterrupt: Ctrl-C (the config being measured is lost; the estimates stand).
@@ -243,15 +226,16 @@ def measure_findings(
             continue
         if not got:
             continue
-        drift = drift_note(got, result.latency_ms)
-        notes += [f"{label}: {drift}"] if drift else []
         measured[label] = got
         done = [m.remedy for m in got if m.verdict in MEASURED]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
+        late, t = ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted), result.latency_ms
+        off = f"the timed step's {t.median:.3g} ms [{t.ci95_median[0]:.3g}, {t.ci95_median[1]:.3g}]" if t else ""
         notes.append(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
             + (f": {', '.join(done)}" if done else "")
             + "".join(f"; {w}: {', '.join(names)}" for w, names in named.items() if names)
+            + (f"; the host drifted: windows timed the baseline off {off}, savings their own: {late}" if late else "")
         )
     return measured, notes
