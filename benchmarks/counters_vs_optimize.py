@@ -24,10 +24,11 @@ from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
 from surrobench.analysis.diagnose import HostFloor, cap_at_host_floor
-from surrobench.results.measured_remedies import cite_clause, stack_candidate, stack_faster
+from surrobench.results.measured_remedies import cite_clause, stack_candidate
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import Finding, rank_findings
+from surrobench.records.paired import Speedup
 
 #: The issue's tolerance for the top finding's gain against its remedy's measured gain (a factor, both ways).
 GAIN_FACTOR = 2.0
@@ -84,7 +85,9 @@ def checks(folder: Path) -> list[dict]:
                     kept, _ = cite_clause(clause, opt)
                     if clause.stacked:
                         c = stack_candidate(opt, clause.remedies) or {}
-                        outcome = ("faster" if stack_faster(c) else "slower") if c else "untried"
+                        outcome = (
+                            ("faster" if Speedup.from_json(c["speedup"]).faster() else "slower") if c else "untried"
+                        )
                         measured.append((f.kind, "+".join(clause.remedies), outcome, *_gain(c, base_ms)))
                         if outcome == "slower" and kept is not None:
                             advised_slower.append((f.kind, "+".join(clause.remedies)))

@@ -180,3 +180,45 @@ def test_without_calibration_a_compute_bound_finding_still_names_and_measures_it
     assert found.gain_kind == "measured" and found.gain_ms == 40.0  # no roofline, yet measured
     assert "bf16" in asked and "bf16" in found.remedies and "channels_last" not in asked  # not oneDNN: no layout
     assert [m.remedy for m in found.measured if m.verdict == "faster"] == ["bf16"]
+
+
+def test_savings_beyond_a_findings_ops_read_as_the_whole_steps_and_overlap(tmp_path, monkeypatch):
+    """A fresh-user trial's Neural ODE: compile credited to memory_bound (tanh, 13% of the op time) saved 15.5 ms
+    beside threads=1's 12.0 ms on an 18.7 ms step, as if additive; compile's window had drifted. Each gain says what
+    it is (the whole step's, a drifted window's), a note says the savings overlap, and diagnose --run reads the same."""
+    from surrobench.records.findings import OP_SHARE, Evidence
+
+    def planted(evidence, results, **kw):
+        tanh = Evidence("profiler", "aten::tanh: 13% of op time", 0.13, OP_SHARE)
+        fuse = Clause("fuse (torch.compile)", ("compile",))
+        fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+        return [
+            f
+            for ev in evidence
+            for f in (
+                Finding("memory_bound", "high", "tanh", (tanh,), (fuse,), config=ev.label),
+                Finding("thread_oversubscription", "high", "2 threads", (), (fewer,), config=ev.label),
+            )
+        ]
+
+    compile_ = MeasuredRemedy("compile", "faster", 5.83, (1.8, 22.6), 39.2, 32.5, drifted=True)
+    threads = MeasuredRemedy("threads=1", "faster", 2.8, (2.67, 2.92), 26.8, 12.0, direction="down")
+    monkeypatch.setattr(api_diagnose, "diagnose_run", planted)
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (compile_, threads))
+    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
+    stored = diagnose(run=live.run.run_id, db=tmp_path / "r.db")
+    for d in (live, stored):
+        gains = {f.kind: f.to_json()["gain"] for f in d.findings}
+        assert list(gains) == ["thread_oversubscription", "memory_bound"]  # the timed step's saving first
+        assert gains["memory_bound"] | {"ms": None} == {
+            "kind": "measured",
+            "ms": None,
+            "remedy": "compile",
+            "whole_step": True,
+            "drifted": True,
+        }
+        assert not gains["thread_oversubscription"]["whole_step"] and not gains["thread_oversubscription"]["drifted"]
+        (overlap,) = [w for w in d.warnings if "measured savings overlap" in w]
+        assert overlap.startswith(
+            f"{d.findings[0].config}: measured savings overlap (threads=1 12 ms, compile 32.5 ms)"
+        )

@@ -78,7 +78,10 @@ def test_a_diagnosis_of_any_version_still_reads():
     f = Finding("launch_bound", "high", "idle", (), clauses, 0.83, "x", measured=(m,))
     doc = json.loads(json.dumps(diagnosis_json([f], {})))
     assert doc["schema"] == "surrobench/diagnosis-v6" and findings_from_json(doc) == [f]
-    assert doc["findings"][0]["gain"] == {"kind": "measured", "ms": 2.96, "remedy": "cudagraph"}
+    gain = {"kind": "measured", "ms": 2.96, "remedy": "cudagraph", "whole_step": False, "drifted": False}
+    assert doc["findings"][0]["gain"] == gain
+    stored = {k: v for k, v in doc["findings"][0]["measured"][0].items() if k != "drifted"}  # written before it was
+    assert MeasuredRemedy.from_json(stored) == m and not m.drifted
     with pytest.raises(ValueError):
         findings_from_json({"schema": "surrobench/run-v3", "findings": []})
 

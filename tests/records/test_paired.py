@@ -50,6 +50,20 @@ def test_slower_candidate_is_slower_by_the_same_rule():
     assert sp.ci95[1] < 1.0 and not sp.faster() and sp.slower() and sp.verdict() == "slower"
 
 
+def test_an_interval_too_wide_to_judge_is_said_inconclusive_not_unchanged():
+    """optimize on a busy CPU: 4.50x [0.28, 23.15] under a noise floor of 1137% was "not faster beyond the noise".
+    Within a margin the noise sets, an estimate is no evidence of no change unless its interval is inside it too;
+    within the smallest effect of interest it stays the practical band's "unchanged"."""
+    from surrobench.records.paired import Speedup
+
+    wide, flat = Speedup(4.50, (0.28, 23.15), 11.375), Speedup(1.0, (0.97, 1.03), 0.05)
+    assert (wide.verdict(), flat.verdict()) == ("inconclusive", "unchanged")
+    assert Speedup(1.0, (0.9, 1.1), 0.05).verdict() == "inconclusive"  # past the 5% the noise sets
+    assert Speedup(1.0, (0.97, 1.03), 0.01).verdict() == "unchanged"  # the 2% band, as compare's verdicts read
+    assert wide.reason("the baseline").startswith("inconclusive, too noisy to judge: 4.50x [0.28, 23.15]")
+    assert flat.reason("the baseline").startswith("not faster beyond the noise: 1.00x")
+
+
 def test_noise_floor_is_the_aa_split_of_the_baseline():
     steady = [[10.0] * 5 for _ in range(4)]
     assert noise_floor(steady) == 0.0

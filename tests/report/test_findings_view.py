@@ -171,3 +171,13 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
     faster = MeasuredRemedy("cudagraph", "faster", 1.5, (1.4, 1.6), 3.0, 1.0)
     assert brief_cells(replace(base, measured=(slower,)))["gain"] == "no remedy it names measured faster"
     assert brief_cells(replace(base, measured=(slower, faster)))["gain"] == "saves 1.000 ms/step measured (cudagraph)"
+    # a saving beyond the finding's ops (10% of the op time) and of a drifted window says both, in both views
+    from surrobench.records.findings import OP_SHARE
+    from surrobench.report.findings import finding_row
+
+    narrow = replace(base, evidence=(Evidence("profiler", "aten::tanh: 10% of op time", 0.1, OP_SHARE),))
+    drifted = replace(faster, drifted=True)
+    assert narrow.whole_step is False and replace(narrow, measured=(faster,)).whole_step  # 33% of the step saved
+    both = replace(narrow, measured=(drifted,))
+    assert brief_cells(both)["gain"] == "saves 1.000 ms/step measured, whole step, drifted window (cudagraph)"
+    assert finding_row(both)[-1] == "1.000 (measured, whole step, drifted window)"

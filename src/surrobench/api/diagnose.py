@@ -20,7 +20,7 @@ from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line
-from surrobench.results.measured_remedies import own_or_optimized, unclaimed
+from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -274,7 +274,7 @@ def diagnose_workload(
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
+            warnings += unclaimed(findings, measured) + overlapping(findings) + disagreements(measured, optimized)
             if measuring:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -356,7 +356,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own)
+    warnings += unclaimed(findings, own) + overlapping(findings)
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
     warnings += disagreements(own, measured)

@@ -147,7 +147,8 @@ class MeasuredRemedy(schemas.Plain):
         verdict: one of :data:`MEASURED_VERDICTS`.
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
             ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
-            one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`);
+            one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`), ``baseline_ms``
+            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.tune.advice.drifted`);
             ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
             when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
@@ -175,6 +176,7 @@ class MeasuredRemedy(schemas.Plain):
     noise_floor: float | None = None
     margin: float | None = None
     direction: str | None = None
+    drifted: bool = False
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -197,8 +199,9 @@ class MeasuredRemedy(schemas.Plain):
                 noise = self.noise_floor is not None and self.noise_floor >= self.margin
                 rule = f"{'noise floor' if noise else 'smallest effect of interest'} {self.margin:.1%}"
             if self.verdict == "faster":
-                clears = f", clears 1 + {rule}" if rule else ""
-                return head + clears + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
+                saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
+                drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
+                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
             # the paired rule's own verdict: the margin as the floor gives Speedup.margin() the same margin back
             paired = Speedup(self.speedup, self.ci95, self.margin).verdict() if self.margin and self.ci95 else None
@@ -298,9 +301,20 @@ class Finding(schemas.Plain):
 
     @property
     def best_measured(self) -> MeasuredRemedy | None:
-        """Its remedy measured faster that saves the most, None when none was."""
+        """Its remedy measured faster that saves the most, on the timed step before in a drifted window; or None."""
         faster = [m for m in self.measured if m.verdict == "faster" and m.saved_ms is not None]
-        return max(faster, key=lambda m: m.saved_ms, default=None)
+        return max(faster, key=lambda m: (not m.drifted, m.saved_ms), default=None)
+
+    @property
+    def op_share(self) -> float:
+        """The share of the op time its ops hold (:data:`OP_SHARE` evidence), 0 when it names none (a whole step's)."""
+        return sum(e.value for e in self.evidence if e.unit == OP_SHARE)
+
+    @property
+    def whole_step(self) -> bool:
+        """Whether :attr:`best_measured` saves more of the step (``1 - 1 / speedup``) than its ops hold
+        (:attr:`op_share`): the whole step's saving with that remedy alone, overlapping other findings'."""
+        return (best := self.best_measured) is not None and 0 < self.op_share < 1 - 1 / best.speedup
 
     @property
     def gain_ms(self) -> float | None:
@@ -316,9 +330,10 @@ class Finding(schemas.Plain):
 
     @property
     def gain(self) -> dict:
-        """``{"kind", "ms", "remedy"}``: :attr:`gain_kind`, :attr:`gain_ms`, the remedy measured to save it."""
-        best = self.best_measured
-        return {"kind": self.gain_kind, "ms": self.gain_ms, "remedy": best.remedy if best else None}
+        """``{"kind", "ms", "remedy", "whole_step", "drifted"}``: :attr:`gain_kind`, :attr:`gain_ms`, the remedy
+        measured to save it, :attr:`whole_step`, whether that saving is a drifted window's (:attr:`MeasuredRemedy`)."""
+        best, gain = self.best_measured, {"kind": self.gain_kind, "ms": self.gain_ms, "whole_step": self.whole_step}
+        return gain | {"remedy": best.remedy if best else None, "drifted": bool(best and best.drifted)}
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
@@ -354,8 +369,9 @@ BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_tra
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:
     """Findings with a remedy measured faster (:attr:`Finding.best_measured`) first, largest saving first, whatever
-    their severity; then the others, most severe first, those blocked by another of the same config
-    (:data:`BLOCKED_BY`) after the rest, then the largest :attr:`Finding.gain_ms` first (0 and unknown last)."""
+    their severity, those of a drifted window (:attr:`MeasuredRemedy.drifted`) last; then the others, most severe
+    first, those blocked by another of the same config (:data:`BLOCKED_BY`) after the rest, then the largest
+    :attr:`Finding.gain_ms` first (0 and unknown last)."""
     present = {(f.config, f.kind) for f in findings}
 
     def blocked(f: Finding) -> bool:
@@ -364,8 +380,8 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     def key(f: Finding) -> tuple:
         best = f.best_measured
         if best is not None and best.saved_ms > 0:
-            return (0, -best.saved_ms, 0, False, 0.0)
-        return (1, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
+            return (0, best.drifted, -best.saved_ms, 0, False, 0.0)
+        return (1, False, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
 
     return sorted(findings, key=key)
 

@@ -79,23 +79,23 @@ class Speedup(schemas.Plain):
         return self.ci95[1] < 1.0 / (1.0 + self.margin(rule))
 
     def verdict(self, rule: FasterRule = FasterRule()) -> str:
-        """``faster``, ``slower``, ``inconclusive`` (the estimate is beyond the margin, the interval is not) or
-        ``unchanged`` (the estimate is within it)."""
-        if self.faster(rule):
-            return "faster"
-        if self.slower(rule):
-            return "slower"
+        """``faster``, ``slower``, ``unchanged`` (the estimate is within the margin; where the noise floor sets the
+        margin, the interval too: an estimate within the noise is no evidence of no change, the equivalence test of
+        Lakens et al. 2018) or ``inconclusive`` (too noisy to judge)."""
+        if self.faster(rule) or self.slower(rule):
+            return "faster" if self.faster(rule) else "slower"
         m = self.margin(rule)
-        return "inconclusive" if not 1.0 / (1.0 + m) <= self.median <= 1.0 + m else "unchanged"
+        inside = self.noise_floor <= rule.min_effect or 1.0 / (1.0 + m) <= self.ci95[0] and self.ci95[1] <= 1.0 + m
+        return "unchanged" if 1.0 / (1.0 + m) <= self.median <= 1.0 + m and inside else "inconclusive"
 
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
-        """The verdict in words against ``over`` (what it is a speedup over)."""
-        text = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}"
-        if self.faster(rule):
-            return f"{text}, clears 1 + {self.margin_text(rule)}"
-        if self.slower(rule):
-            return f"slower: {text}"
-        return f"not faster beyond the noise: {text}, lower bound needs > {1 + self.margin(rule):.3f}"
+        """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` as too noisy
+        to judge."""
+        text, verdict = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}", self.verdict(rule)
+        if verdict in ("faster", "slower"):
+            return f"{text}, clears 1 + {self.margin_text(rule)}" if verdict == "faster" else f"slower: {text}"
+        head = "inconclusive, too noisy to judge" if verdict == "inconclusive" else "not faster beyond the noise"
+        return f"{head}: {text}, lower bound needs > {1 + self.margin(rule):.3f}"
 
 
 Rounds = tuple[tuple[float, ...], ...]

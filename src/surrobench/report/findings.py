@@ -78,10 +78,15 @@ def _failed_text(c: dict) -> str:
     return f"{c['label']}: {c['status']}: {what}"
 
 
+def _measured(f: Finding) -> str:
+    """``measured``, then ``whole step`` (:attr:`Finding.whole_step`), ``drifted window`` (its ``gain``) if so."""
+    return "measured" + ", whole step" * f.whole_step + ", drifted window" * bool(f.gain["drifted"])
+
+
 def finding_row(f: Finding) -> list[str]:
-    """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
+    """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``, :func:`_measured`)."""
     measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
+    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if measured else "")
     evidence = [_side(f, PROFILER_SIDE, inside=True), _side(f, PROFILER_SIDE, inside=False)]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
@@ -91,10 +96,10 @@ HEADER += ("est. gain ms",)
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact fields of ``f``; ``gain`` measured (with its remedy, or none faster), else estimated (``est.``),
-    ``gain ?`` when unknown."""
+    """The compact fields of ``f``; ``gain`` measured (with its remedy, :func:`_measured`, or none faster), else
+    estimated (``est.``), ``gain ?`` when unknown."""
     if f.best_measured is not None:
-        gain = f"saves {f.gain_ms:.3f} ms/step measured ({f.best_measured.remedy})"
+        gain = f"saves {f.gain_ms:.3f} ms/step {_measured(f)} ({f.best_measured.remedy})"
     elif f.gain_kind == "measured" and f.gain_ms == 0.0:
         gain = "no remedy it names measured faster"  # another finding's may have been
     else:
@@ -147,9 +152,7 @@ def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
 
 def _explained_one(f: Finding, number: int) -> Group:
     c = brief_cells(f)
-    head = Text(f"{number}. ")
-    head.append(c["severity"], style=_STYLE[f.severity])
-    head.append(f"  {c['kind']}  {c['gain']}  ", style="bold")
+    head = Text.assemble(f"{number}. ", (c["severity"], _STYLE[f.severity]), (f"  {c['kind']}  {c['gain']}  ", "bold"))
     head.append(c["where"])
     body = Table.grid(padding=(0, 2))
     body.add_column(style="dim", no_wrap=True)

@@ -5,8 +5,8 @@ interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/
 **Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
 baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
 stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
-``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, its median ratio beyond the margin but
-not its interval ``inconclusive``, else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
+``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, too noisy to judge ``inconclusive``
+(:meth:`~surrobench.records.paired.Speedup.verdict`), else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
 failed) or ``improved``, on both ``not_compared``. Ratios are NEW/BASE (1.05 = 5% slower), the speedup's inverse.
 
 **Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
@@ -50,9 +50,8 @@ MUST_MATCH_ENV_KEYS = ("device_name",)
 MIN_GATE_ROUNDS = 4
 #: The note on every pair of a comparison where a run recorded its primary input alone.
 LEGACY_PAIRING_NOTE = (
-    "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of "
-    "schema 3 or older); "
-    "configs of a multi-input model that differ in another input cannot be told apart in it"
+    "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of schema 3 or "
+    "older); configs of a multi-input model that differ in another input cannot be told apart in it"
 )
 #: ``ConfigResult.extra`` keys that are measurements, not settings: never a config difference (host submission,
 #: host readings, page faults, memory growth, NaN/Inf, measured remedies).
@@ -371,8 +370,8 @@ def compare_config(
     if verdict == "inconclusive":
         lo, hi = median.ci95
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{sp.margin_text(rule)}, but its 95% CI "
-            f"[{lo:.3f}, {hi:.3f}] reaches into that band"
+            f"inconclusive: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]: too noisy to judge against "
+            f"±{sp.margin_text(rule)}"
         )
     fewest = min(len(pair.baseline), len(pair.candidate))
     if verdict in ("improved", "regressed") and not pair.paired and fewest < MIN_GATE_ROUNDS:
@@ -385,16 +384,9 @@ def compare_config(
     trustworthy = size >= MIN_SAMPLES_FOR_P95
     if not trustworthy:
         notes.append(f"P95 from {size} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
+    p95 = RatioCI.inverse(*pair.ratio(0.95))
     return ConfigComparison(
-        base,
-        new,
-        verdict,
-        median,
-        RatioCI.inverse(*pair.ratio(0.95)),
-        sp,
-        p95_trustworthy=trustworthy,
-        notes=tuple(notes),
-        **common,
+        base, new, verdict, median, p95, sp, p95_trustworthy=trustworthy, notes=tuple(notes), **common
     )
 
 

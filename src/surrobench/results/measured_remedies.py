@@ -3,8 +3,9 @@
 :func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each
 remedy a clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or
 "unmeasured"; a clause whose remedies were all measured and none accepted is taken out of the action (said so,
-with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the
-one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
+with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when
+faster than the baseline by the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest
+no remedy stay as written.
 
 :func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
 the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
@@ -13,10 +14,10 @@ single candidates of its ids (``threads``: every thread count). Then:
 
 - a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
   ms/step)``, never against: a clause that moves a setting the other way (``use every core`` beside ``threads=1``
-  measured faster) is not advised, with that measurement;
+  measured faster) is not advised, measured faster the other way, with that measurement;
 - a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
   applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
-  faster (compile: measured 0.65x [0.61, 0.70], slower)``);
+  advised (compile: measured 0.65x [0.61, 0.70], slower)``);
 - a clause with a remedy the budget left out keeps it, saying it was not measured;
 - clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
   action was measured (:attr:`surrobench.records.findings.Finding.gain_kind`).
@@ -76,16 +77,11 @@ def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
     )
 
 
-def stack_faster(candidate: dict) -> bool:
-    """Whether a stacked candidate's speedup over the baseline is faster by the rule (module docstring)."""
-    return Speedup.from_json(candidate["speedup"]).faster()
-
-
 def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     found = stack_candidate(entry, clause.remedies)
     if found is None:
         return Clause(f"{clause.text} ({'+'.join(clause.remedies)} unmeasured)", clause.remedies, stacked=True), []
-    if not stack_faster(found):
+    if not Speedup.from_json(found["speedup"]).faster():  # the one rule (module docstring)
         return None, [f"{found['name']} {speedup_text(found['speedup'])}, not faster"]
     return Clause(
         f"{clause.text} ({found['name']} measured {speedup_text(found['speedup'])})", clause.remedies, stacked=True
@@ -101,22 +97,19 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
         return clause, []
     if clause.stacked:
         return _cite_stack(clause, entry)
-    notes, dropped, any_kept = [], [], False
+    notes, dropped = [], []  # a note per remedy kept
     for name in clause.remedies:
         found = _singles(entry, name, clause.direction, threads)
-        accepted = [c for c in found if c["verdict"] == "accepted"]
-        if accepted:
+        if accepted := [c for c in found if c["verdict"] == "accepted"]:
             best = max(accepted, key=lambda c: c["speedup"]["median"])
             notes.append(f"{best['name']} measured {speedup_text(best['speedup'])}")
-            any_kept = True
         elif found:
             dropped += [_outcome(c) for c in found]
         elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
             dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
         else:
             notes.append(f"{name} unmeasured")
-            any_kept = True
-    if not any_kept:
+    if not notes:
         return None, dropped
     return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies, direction=clause.direction), dropped
 
@@ -133,8 +126,7 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
     if dropped:
         kept.append(Clause(f"not recommended, measured: {', '.join(dict.fromkeys(dropped))}"))  # each once
     if entry["recommended"]:
-        sp = entry["recipe"]["speedup"]
-        recipe = "+".join(entry["recommended"])
+        sp, recipe = entry["recipe"]["speedup"], "+".join(entry["recommended"])
         ids = tuple(dict.fromkeys(remedy_id(n) for n in entry["recommended"]))
         kept.append(Clause(f"measured recipe: {recipe}" + (f" {speedup_text(sp)}" if sp else ""), ids))
     return tuple(kept) or action
@@ -145,10 +137,8 @@ def measured_line(label: str, entry: dict) -> str:
     or that nothing won."""
     if not entry["recommended"]:
         return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
-    sp = entry["recipe"]["speedup"]
-    speed = f" {speedup_text(sp)}" if sp else ""
-    command = entry["recipe"]["run_command"]  # None for a model given to the API as an object
-    run_it = f"; run it: {command}" if command else ""
+    sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
+    speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
     return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
 
 
@@ -197,10 +187,8 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
 
 
 def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[str]) -> tuple[Clause, bool]:
-    """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
-    remedy it names was judged and none was faster, or one moving the other way was faster
-    (:func:`_the_other_way`), the clause as a statement that names no remedy, ``<text>: measured, not advised
-    (<each measurement>)`` (False: no longer advised); one in ``said`` (earlier clauses') as ``<remedy>: as above``."""
+    """``clause`` rewritten as the module docstring says (the other way: :func:`_the_other_way`), and whether it is
+    still advised; a measurement in ``said`` (earlier clauses') as ``<remedy>: as above``."""
 
     def told(ms) -> str:
         line = "; ".join(f"{m.remedy}: as above" if m.text() in said else m.text() for m in ms)
@@ -209,7 +197,7 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[s
 
     faster = [m for m in found if m.verdict == "faster"]
     if other_way and not faster:
-        return Clause(f"{clause.text}: measured, not advised ({told(other_way)})"), False
+        return Clause(f"{clause.text}: not advised, measured faster the other way ({told(other_way)})"), False
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
         return Clause(f"{clause.text} ({told([best])})", clause.remedies, clause.stacked), True
@@ -264,9 +252,9 @@ def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> d
 def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
-    another finding's clause says where it was credited); findings of other configs as they are, in order. The
-    severity of a finding with a measured gain (:attr:`Finding.gain_ms`) follows its share of the baseline step,
-    ``low`` under the report floor (:meth:`surrobench.analysis.thresholds.Thresholds.severity`)."""
+    another finding's clause says where it was credited); findings of other configs as they are, in order. A
+    measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
+    the floor or with none faster); a drifted window's (:attr:`MeasuredRemedy.drifted`) keeps the detector's."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -283,10 +271,9 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        base = next((m.baseline_ms for m in got.measured if m.baseline_ms), None)
-        severity = got.severity
-        if base and got.gain_kind == "measured" and got.gain_ms is not None:
-            severity = DEFAULT_THRESHOLDS.severity(max(got.gain_ms, 0.0) / base) or "low"
+        best, severity = got.best_measured, got.severity
+        if best is not None and not best.drifted or best is None and got.gain_ms == 0.0 and got.gain_kind == "measured":
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup if best else 0.0) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
 
@@ -301,6 +288,18 @@ def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[Measu
         for label, got in measured.items()
         for m in got
         if m.verdict == "faster" and (label, m.remedy) not in credited
+    ]
+
+
+def overlapping(findings: Sequence[Finding]) -> list[str]:
+    """A line per config with more than one finding credited with a measured saving (:attr:`Finding.best_measured`):
+    each remedy was measured alone against the whole step, so the savings overlap and do not add up."""
+    by: dict[str, list[str]] = {}
+    for f, m in ((f, f.best_measured) for f in findings if f.best_measured):
+        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms")
+    said = "each is the whole step's with that remedy alone, not additive"
+    return [
+        f"{label}: measured savings overlap ({', '.join(got)}): {said}" for label, got in by.items() if len(got) > 1
     ]
 
 

@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
-from surrobench.records.findings import MEASURED, OP_SHARE, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
@@ -56,21 +56,15 @@ class MeasuringInterrupted(KeyboardInterrupt):
 
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
-VERDICTS = {
-    "accepted": "faster",
-    "rejected_slower": "slower",
-    "rejected_not_faster": "no-difference",
-    "rejected_accuracy": "rejected-by-accuracy",
-    "failed": "failed",
-    "infeasible": "infeasible",
-}
+VERDICTS = dict(accepted="faster", rejected_slower="slower", rejected_not_faster="no-difference", failed="failed")
+VERDICTS |= dict(rejected_accuracy="rejected-by-accuracy", infeasible="infeasible")
 
 
 def recipes_to_measure(
     findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
 ) -> list[Recipe]:
     """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
-    the estimate, else the op time their ops hold (:data:`~surrobench.records.findings.OP_SHARE` evidence times
+    the estimate, else the op time their ops hold (:attr:`~surrobench.records.findings.Finding.op_share` times
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
@@ -79,8 +73,7 @@ def recipes_to_measure(
         by_id.setdefault(remedy_id(r.name), []).append(r)
 
     def stake(f: Finding) -> float:
-        held = sum(e.value for e in f.evidence if e.unit == OP_SHARE) * (step_ms or 0.0)
-        return f.estimated_gain_ms if f.estimated_gain_ms is not None else held or -1.0
+        return f.estimated_gain_ms if f.estimated_gain_ms is not None else f.op_share * (step_ms or 0.0) or -1.0
 
     order = sorted(rank_findings(list(findings)), key=lambda f: -stake(f))
     out: list[Recipe] = []
@@ -100,8 +93,7 @@ def recipes_to_measure(
 
 def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
     """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`)."""
-    sp = c.speedup
-    base = c.baseline_ms
+    sp, base = c.speedup, c.baseline_ms
     return MeasuredRemedy(
         remedy=c.name,
         verdict=VERDICTS[c.verdict],
@@ -118,13 +110,16 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 
 
 def measure_recipes(
-    trials: Trials, recipes: Sequence[Recipe], tolerance: float, step_ms: float | None = None
+    trials: Trials, recipes: Sequence[Recipe], tolerance: float, timed: LatencyStats | None = None
 ) -> tuple[MeasuredRemedy, ...]:
     """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none);
-    after Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on
-    one step, ``step_ms`` (the timed step the diagnosis shows), else the median of the windows' baselines: a
-    launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms on an H100,
-    docs/benchmarks/h200-measured-advice.md), and savings on different baselines would misrank remedies."""
+    after Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`.
+    Every ``saved_ms`` is taken on one step: the ``timed`` step's median (the one the diagnosis shows), else the
+    median of the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts
+    between windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and
+    savings on different baselines would rank remedies against their own speedups. A window whose baseline
+    :func:`drifted` from the timed step keeps its own saving, marked ``drifted`` (:func:`measure_findings`' note
+    names it): its ratio is not the timed step's."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -150,26 +145,20 @@ def measure_recipes(
         trials.judged(result)
         out.append(measured_remedy(result, tolerance))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
-    step = step_ms or (statistics.median(steps) if steps else None)  # one step for every saving: windows drift
-    return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None else m for m in out)
-
-
-def drift_note(got: Sequence[MeasuredRemedy], timed: LatencyStats | None) -> str | None:
-    """A note when the median of ``got``'s window baselines lies outside the ``timed`` step's 95% interval of the
-    median and differs from it by more than the paired rule's smallest effect of interest
-    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and the remedies' windows;
-    None otherwise."""
-    steps = [m.baseline_ms for m in got if m.baseline_ms]
-    window = statistics.median(steps) if steps else None
-    if timed is None or window is None or timed.ci95_median[0] <= window <= timed.ci95_median[1]:
-        return None
-    if abs(window / timed.median - 1) <= MIN_EFFECT:
-        return None
-    low, high = timed.ci95_median
-    return (
-        f"the remedies' windows timed the baseline at {window:.3g} ms against the timed step's {timed.median:.3g} ms "
-        f"[{low:.3g}, {high:.3g}] ({window / timed.median:.2f}x): the host drifted; savings are taken on the timed step"
+    step = timed.median if timed else statistics.median(steps) if steps else None  # one step: windows drift
+    out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in out]  # saving: its window's
+    return tuple(
+        replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None and not m.drifted else m for m in out
     )
+
+
+def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
+    """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
+    and differs from it by more than the paired rule's smallest effect of interest
+    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and that window."""
+    if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
+        return False
+    return abs(window_ms / timed.median - 1) > MIN_EFFECT
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
@@ -187,13 +176,13 @@ def measure_config(
     tolerance: float = DEFAULT_TOLERANCE,
     rounds: int = DEFAULT_ROUNDS,
     clock: Callable[[], float] = time.monotonic,
-    step_ms: float | None = None,
+    timed: LatencyStats | None = None,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
-    start included), each with its :func:`~surrobench.records.findings.direction`, savings on ``step_ms``
+    start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
     (:func:`measure_recipes`); empty when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises,
     or KeyboardInterrupt."""
-    recipes = recipes_to_measure(findings, cfg.device, step_ms=step_ms)
+    recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None)
     if not recipes or budget_s <= 0:
         return ()
     request = OptimizeRequest((), budget_s=budget_s, tolerance=tolerance, rounds=rounds, rebuildable=False)
@@ -205,7 +194,7 @@ def measure_config(
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
             return tuple(
                 replace(m, direction=direction(m.remedy, threads))
-                for m in measure_recipes(trials, recipes, tolerance, step_ms)
+                for m in measure_recipes(trials, recipes, tolerance, timed)
             )
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
@@ -232,7 +221,7 @@ def measure_findings(
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
-    ``{label: measurements}`` and a note per config.
+    ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted).
 
     Raises:
         MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``
@@ -253,8 +242,7 @@ def measure_findings(
             if cut:  # a config after the one Ctrl-C cut: none of its remedies measured
                 raise KeyboardInterrupt
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            step_ms = result.latency_ms.median if result.latency_ms else None
-            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, step_ms=step_ms)
+            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms)
         except KeyboardInterrupt:
             recipes, cut = recipes_to_measure(mine, cfg.device), True
             got = tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
@@ -265,17 +253,18 @@ def measure_findings(
         cut = cut or stopped
         if not got:
             continue
-        drift = drift_note(got, result.latency_ms)
-        notes += [f"{label}: {drift}"] if drift else []
         measured[label] = got
         done = [m.remedy for m in got if m.verdict in MEASURED]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
+        late, t = ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted), result.latency_ms
+        off = f"the timed step's {t.median:.3g} ms [{t.ci95_median[0]:.3g}, {t.ci95_median[1]:.3g}]" if t else ""
         notes.append(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
             + (f": {', '.join(done)}" if done else "")
             + "".join(f"; {w}: {', '.join(names)}" for w, names in named.items() if names)
             + (f"; {INTERRUPTED}" if stopped else "")
+            + (f"; the host drifted: windows timed the baseline off {off}, savings their own: {late}" if late else "")
         )
     if cut:
         raise MeasuringInterrupted(measured, notes)
