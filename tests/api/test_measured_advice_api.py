@@ -141,7 +141,7 @@ def test_the_stored_run_keeps_its_diagnosis_warnings_for_diagnose_run_and_the_re
     from surrobench.report.html import escape, report_page
 
     _with_a_compile_finding(monkeypatch)
-    drifted = MeasuredRemedy("compile", "faster", 2.0, (1.9, 2.1), 1e4, 4.0, 0.0, 1e-2)  # a 10 s baseline window
+    drifted = MeasuredRemedy("compile", "faster", 2.0, (1.9, 2.1), 1e4, 4.0, 0.0, 1e-2, drifted=True)  # a 10 s window
     monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (drifted,))
     db = tmp_path / "r.db"
     live = diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=5, **SWEEP)
