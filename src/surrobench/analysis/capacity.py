@@ -84,8 +84,8 @@ def find_capacity(
     ends the search (sparser loads serve requests alone too); a start there that fails, or a :func:`flat_tail`,
     turns it upward (a busier device may serve faster: the eager AFNO, docs/benchmarks/h200-capacity.md): rates
     doubling above the highest tried, until one passes (then bracketed and bisected as above) or its P99 exceeds
-    :data:`QUEUE_P99_STEP` times the highest failing one's (a queue forms: no rate passes). Returns the capacity (0 when no rate passed within
-    :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
+    :data:`QUEUE_P99_STEP` times the highest failing one's (a queue forms: no rate passes). Returns the capacity
+    (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []

@@ -56,8 +56,14 @@ class MeasuringInterrupted(KeyboardInterrupt):
 
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
-VERDICTS = dict(accepted="faster", rejected_slower="slower", rejected_not_faster="no-difference", failed="failed")
-VERDICTS |= dict(rejected_accuracy="rejected-by-accuracy", infeasible="infeasible")
+VERDICTS = {
+    "accepted": "faster",
+    "rejected_slower": "slower",
+    "rejected_not_faster": "no-difference",
+    "rejected_accuracy": "rejected-by-accuracy",
+    "failed": "failed",
+    "infeasible": "infeasible",
+}
 
 
 def recipes_to_measure(
