@@ -80,6 +80,10 @@ def test_every_family_has_a_gpu_and_a_cpu_action_and_no_category_twice():
     assert family_of("aten::cat").name == family_of("CatArrayBatchedCopy").name == "copy/cast/cat"
     assert family_of("aten::native_group_norm").name == "normalization"
     assert family_of("ncclDevKernel_AllReduce_Sum_f32") is None
+    # a lookup by index (a spline's knot table, a dense basis written by scatter_) holds no graph: no node reordering
+    graph = {c.text for f in ("index reduction",) for c in next(x for x in OP_FAMILIES if x.name == f).action}
+    lookup = {c.text for c in family_of("aten::scatter_").action + family_of("aten::scatter_").cpu_action}
+    assert any("Cuthill" in t for t in graph) and not any("nodes" in t or "Cuthill" in t for t in lookup)
 
 
 def test_fno_ffts_get_fft_advice_not_group_norm_advice():

@@ -40,6 +40,7 @@ _TOPK = "select the k nearest with topk, not a full sort"
 _FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
 _INT32 = Clause("use int32 indices")
 _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
+_SORTED = Clause("order the indices (or the rows they point to) so that neighbouring reads touch neighbouring memory")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
 _CSR = "sort edges by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
@@ -73,8 +74,8 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "scatter/gather/index",
         ("concat/index/gather/scatter",),
         "irregular, non-coalesced reads and writes by index",
-        (_REORDER, _INT32),
-        (_REORDER, _INT32),
+        (_SORTED, _INT32),
+        (_SORTED, _INT32),
         "irregular access by index (cache misses on every row)",
     ),
     OpFamily(
