@@ -254,7 +254,8 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
     another finding's clause says where it was credited); findings of other configs as they are, in order. A
     measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
-    the floor or with none faster); a drifted window's (:attr:`MeasuredRemedy.drifted`) keeps the detector's."""
+    the floor or with none faster), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired
+    within the window, only its milliseconds are not the timed step's."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -272,7 +273,7 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             for c in got.clauses
         )
         best, severity = got.best_measured, got.severity
-        if best is not None and not best.drifted or best is None and got.gain_ms == 0.0 and got.gain_kind == "measured":
+        if best is not None or got.gain_ms == 0.0 and got.gain_kind == "measured":
             severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup if best else 0.0) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
