@@ -434,7 +434,8 @@ def test_a_drifted_saving_ranks_after_the_timed_steps_and_severity_has_one_denom
 
 def test_a_configs_note_counts_what_it_lists(monkeypatch):
     """A fresh-user trial read "3 of 4 remedies measured; not applicable: threads=2": the not applicable one was in
-    the count, a failed one among the measured. The note counts the measured of those that apply, and names each."""
+    the count, a failed one among the measured. The note counts the measured of those that apply, and names each
+    with its verdict (a later trial's threads=1, credited to no finding, was measured and shown nowhere)."""
     from types import SimpleNamespace
 
     from surrobench.tune import advice
@@ -455,7 +456,7 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     assert measured == {LABEL: got}
     head, _, tail = note.partition(" s (budget 10 s)")
     assert head.startswith(f"{LABEL}: 2 of 4 remedies measured in ")
-    assert tail == ": threads=1, bf16; failed: channels_last; not measured: compile; not applicable: threads=2"
+    assert tail.startswith(": threads=1 (slower 0.60x), bf16 (rejected-by-accuracy); failed: channels_last; not me")
 
 
 def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():

@@ -260,7 +260,9 @@ def measure_findings(
         if not got:
             continue
         measured[label] = got
-        done = [m.remedy for m in got if m.verdict in MEASURED]
+        done = [
+            f"{m.remedy} ({m.verdict}{f' {m.speedup:.2f}x' if m.speedup else ''})" for m in got if m.verdict in MEASURED
+        ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late, t = ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted), result.latency_ms
