@@ -855,3 +855,20 @@ def test_batches_slower_under_load_than_unloaded_are_named_once_per_policy():
     assert len(search_notes(request, (result,), fast)) == 1 and search_notes(request, (result,), honest) == ()
     endpoint = replace(result.points[0], compute_share=None)  # an endpoint's service is not timed
     assert slowdown_under_load(endpoint, fast) is None
+
+
+def test_a_capacity_whose_boundary_lies_within_the_p99s_noise_says_so():
+    # a trial's multigrid net: capacity 18.0 rps at P99 <= 80 ms with the P99 there 69.2 [60.9, 94.0] ms
+    from surrobench.records.serve import Capacity, Percentile, PolicyResult, SearchStep
+
+    service = PlantedService(1.0)  # about 1 ms a request: its P99 interval far below a 5 ms target
+    request = serve_request(rates=[100, 200], p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5)
+    points = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
+    steps = tuple(SearchStep(p.target_rps, p.p99_ms, p.target_rps == 100, "bound") for p in points)
+    clear = PolicyResult(ServePolicy(1, 0.0), points, Capacity(5.0, 100.0, 200.0, steps))
+    search = serve_request(find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0)
+    wide = replace(points[0], percentiles=(Percentile(0.99, 4.0, (3.0, 7.0), 5),))  # holds 5 ms
+    assert (
+        len(search_notes(search, (replace(clear, points=(wide, points[1])),)))
+        == len(search_notes(search, (clear,))) + 1
+    )

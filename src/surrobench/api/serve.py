@@ -275,7 +275,8 @@ def search_notes(
     load); else one when a capacity was found but a batch-1 request after the longest idle probed (``idle_ms``)
     misses the target: rates sparse enough to leave the device that idle fail below the capacity; one per policy
     whose batches ran slower under load than unloaded (:func:`~surrobench.analysis.capacity.slowdown_under_load`,
-    the worst load named): a prediction from the unloaded samples does not hold there."""
+    the worst load named): a prediction from the unloaded samples does not hold there; one per capacity whose
+    passing or first failing load has a P99 interval holding the target (the boundary within the loads' noise)."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
     for r in results:
         slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]
@@ -288,6 +289,14 @@ def search_notes(
             )
     for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
         name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
+        for p in (p for p in r.points if p.target_rps in (c.capacity_rps, c.failing_rps)):
+            lo, hi = p.percentile(0.99).ci95_ms
+            if c.capacity_rps and (lo or 0.0) <= request.target_p99_ms <= (hi or math.inf):
+                notes += (
+                    f"{name}: the P99 at {p.load()}, {p.p99_ms:.3g} ms, has a 95% interval [{lo or 0.0:.3g}, "
+                    f"{hi or math.inf:.3g}] holding the target: the capacity lies within the loads' noise",
+                )
+                break
         if c.failing_rps is None and c.capacity_rps >= top:
             notes += (
                 f"{name}: the search passed at {rate_text(top)}, the most one load of {request.duration_s:g} s "
