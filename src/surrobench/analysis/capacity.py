@@ -48,13 +48,11 @@ SIMULATED_FLOOR = 1e-2
 #: measured 5.63 ms P99 at 141 rps and 5.96 ms at 72.5 rps, docs/benchmarks/h200-capacity.md).
 FLAT_TAIL_STEP = 1.5
 #: Going up from failing sparse rates, a queue has formed once the P99 exceeds this many times the highest failing
-#: P99 (our own threshold, above the noise: the eager AFNO on an H100 measured 13.8-20.1 ms from 20 to 640 rps, a
-#: 1.46x spread, then 498 ms at 1,280 rps, docs/benchmarks/h200-capacity.md).
+#: P99 (our own threshold, above the 1.46x spread of the eager AFNO's, docs/benchmarks/h200-capacity.md).
 QUEUE_P99_STEP = 2.0
 #: A load whose batches took this many times the unloaded back-to-back mean of their size is served slower than
-#: its prediction assumed (our own threshold: near saturation the capacity scales as 1 / service, so a 25% slower
-#: service alone moves it 20%, twice the prediction goal; the eager AFNO on an H100 ran 1.5x,
-#: docs/benchmarks/h200-capacity.md).
+#: predicted (our own threshold: near saturation the capacity scales as 1 / service, so a 25% slower service alone
+#: moves it 20%, twice the prediction goal).
 SLOWER_UNDER_LOAD = 1.25
 #: At the sparse rate a batch-1 service is busy this share of the time: a Poisson arrival finds it busy as often
 #: (PASTA), so nine requests in ten are served alone (our own threshold).
