@@ -131,8 +131,8 @@ def measure_recipes(
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
-        elif trials.spent(recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason(recipe)))
+        elif reason := trials.spent(recipe):
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
             continue
         elif _first_compile_late(trials, recipe):
             left = max(trials.budget_end - trials.clock(), 0.0)
