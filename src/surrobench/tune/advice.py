@@ -198,10 +198,8 @@ def measure_config(
             bench = DeviceBench.start(cfg, prepared, request, end)
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
-            return tuple(
-                replace(m, direction=direction(m.remedy, threads))
-                for m in measure_recipes(trials, recipes, tolerance, timed)
-            )
+            measured = measure_recipes(trials, recipes, tolerance, timed)
+            return tuple(replace(m, direction=direction(m.remedy, threads)) for m in measured)
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
     finally:

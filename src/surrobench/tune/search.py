@@ -49,8 +49,7 @@ class Search(Trials):
         """Once a candidate is accepted (the recipe will be one of them): :attr:`confirm_windows` windows as long as
         the last, and one pair of its fresh processes while it still fits after them, else none would start and its
         time goes to candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
-        setup = self.reserve_setup_ms()
-        if setup is None:
+        if (setup := self.reserve_setup_ms()) is None:
             return 0.0, 0.0
         windows, pair = self.confirm_windows * self.last_window_s, self.bench.process_reserve_s(setup)
         return windows, pair if self.clock() + windows + pair <= self.budget_end else 0.0
@@ -200,9 +199,8 @@ class Search(Trials):
         rounds = self.rounds
         record = PairedSamples.interleaved(base, handle.samples_ms(), windows=len(base) // rounds)
         if not self.confirm_interrupted:
-            self.processes = self.bench.process_windows(
-                recipe, handle, self.fresh_setup_ms(recipe.name, handle.setup_ms)
-            )
+            setup = self.fresh_setup_ms(recipe.name, handle.setup_ms)
+            self.processes = self.bench.process_windows(recipe, handle, setup)
         found = self.processes
         for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
             cut = slice(pair * rounds, (pair + 1) * rounds)
