@@ -145,8 +145,8 @@ def test_stacking_stops_at_the_budget():
     search.run(remedies(*ORDER))
     assert [n for n, _ in _tried(search)] == ["cudagraph+tf32"]
     # the budget is not spent: what is left of it is kept for the confirmation (a trial read "budget of 40 s spent"
-    # with 24 s of it left)
-    kept = "budget of 0.5 s: the 3 s kept for the recipe's confirmation windows and fresh processes"
+    # with 24 s of it left); this bench runs no fresh processes, so none are named
+    kept = "budget of 0.5 s: the 3 s kept for the recipe's confirmation windows"
     assert search.not_tried == [("cudagraph+tf32+channels_last", kept), ("stacking on compile", kept)]
 
 
@@ -297,12 +297,14 @@ def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budge
     search = planted_search(bench, budget_end=25.0)  # the confirmation's 3 windows of 1 s kept too
     search.run(remedies(*ORDER))
     assert search.reserve_setup_ms() == pytest.approx(0.72 * 20_000.0)
+    clock.now -= CONFIRM_WINDOWS  # back to the search's end, before its confirmation's windows of 1 s
     assert search.deadline() == pytest.approx(25.0 - CONFIRM_WINDOWS - reserve(14_400.0))  # 5.6 s
-    assert clock.now <= search.deadline() + CONFIRM_WINDOWS  # only the confirmation ran past it
+    assert clock.now <= search.deadline()  # only the confirmation ran past it
     assert search.not_tried  # stacking was cut to leave the processes their share
     # without the compiled candidates' setups, the same budget holds the whole search
     fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=25.0)
     fast.run(remedies(*ORDER))
+    fast.clock.now -= CONFIRM_WINDOWS
     assert fast.not_tried == [] and fast.deadline() == pytest.approx(25.0 - CONFIRM_WINDOWS - reserve(1.0))
 
 
@@ -332,6 +334,7 @@ def test_the_search_keeps_a_quarter_of_the_budget_at_most_for_one_pair_so_the_co
     bench = _bench(clock=clock, window_s=10.0, reserve_s=reserve, setup_ms=dict.fromkeys(compiled, 20_000.0))
     search = planted_search(bench, budget_end=180.0)
     search.run(remedies(*ORDER))
+    clock.now -= 30.0  # back to the search's end, before its confirmation's windows
     assert search.deadline() == pytest.approx(180.0 - 30.0 - 45.0)
     assert ("compile+tf32", "compile") in _tried(search) and ("compile+tf32+channels_last", "compile+tf32") in _tried(
         search
@@ -438,11 +441,25 @@ def test_no_time_is_kept_for_the_recipe_before_a_candidate_is_accepted():
     search.run(remedies(*slower))
     assert search.not_tried == [] and search.recipe.names == [] and search.deadline() == 6.0
     # once one is accepted there is a recipe: its pair and confirmation are kept, and the search stops for them
-    faster = {**slower, "tf32": 1.5}
+    # (tf32 accepted at 1 s: 3 windows and a 5 s pair end by 9 s; compile, estimated at 0 s before one ran, left out)
+    faster = {"tf32": 1.5, "channels_last": 0.7, "cudagraph": 1.0}
+    search = planted_search(PlantedBench(faster, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=9.0)
+    search.run(remedies(*faster))
+    assert [n for n, _ in search.not_tried] == ["channels_last", "cudagraph"]
+    kept = "budget of 0.5 s: the 8 s kept for the recipe's confirmation windows and fresh processes"
+    assert {r for _, r in search.not_tried} == {kept} and search.recipe.names == ["tf32"]
+
+
+def test_no_time_is_kept_for_fresh_processes_that_would_not_fit_after_the_confirmation():
+    # a CPU trial: the search kept 25 s of a 40 s budget for the confirmation's windows and a pair of fresh processes,
+    # left compile untried, and the pair was then skipped as not fitting; here tf32 is accepted at 1 s of a 6 s
+    # budget: 3 windows of 1 s and a 5 s pair would end at 9 s, so only the windows are kept and the singles run
+    faster = {"tf32": 1.5, "channels_last": 0.7, "cudagraph": 1.0, "compile": 0.95}
     search = planted_search(PlantedBench(faster, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=6.0)
     search.run(remedies(*faster))
-    assert [n for n, _ in search.not_tried] == ["channels_last", "cudagraph", "compile"]
-    assert search.deadline() == 6.0 - 5.0 - CONFIRM_WINDOWS and search.recipe.names == ["tf32"]
+    assert [c.name for c in search.done][:4] == list(faster) and search.recipe.names == ["tf32"]
+    kept = "budget of 0.5 s: the 3 s kept for the recipe's confirmation windows"  # the same on every line
+    assert search.not_tried and {r for _, r in search.not_tried} == {kept} and search.reserve_s() == (3.0, 0.0)
 
 
 def test_the_first_fresh_pair_runs_on_the_time_the_search_kept_for_it(monkeypatch):

@@ -131,8 +131,8 @@ def measure_recipes(
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
-        elif trials.spent(recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason(recipe)))
+        elif reason := trials.spent(recipe):
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
             continue
         elif _first_compile_late(trials, recipe):
             left = max(trials.budget_end - trials.clock(), 0.0)
@@ -198,10 +198,8 @@ def measure_config(
             bench = DeviceBench.start(cfg, prepared, request, end)
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
-            return tuple(
-                replace(m, direction=direction(m.remedy, threads))
-                for m in measure_recipes(trials, recipes, tolerance, timed)
-            )
+            measured = measure_recipes(trials, recipes, tolerance, timed)
+            return tuple(replace(m, direction=direction(m.remedy, threads)) for m in measured)
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
     finally:

@@ -45,13 +45,14 @@ class Search(Trials):
     unconfirmed: Unconfirmed | None = None
     confirm_windows: int = CONFIRM_WINDOWS
 
-    def deadline(self) -> float:
-        """``clock()`` by which the search stops, once a candidate is accepted (the recipe will be one of them):
-        :attr:`budget_end` less one pair of its fresh processes and :attr:`confirm_windows` windows as long as the
-        last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"); before, :attr:`budget_end`."""
-        setup = self.reserve_setup_ms()
-        kept = 0.0 if setup is None else self.bench.process_reserve_s(setup) + self.confirm_windows * self.last_window_s
-        return self.budget_end - kept
+    def reserve_s(self) -> tuple[float, float]:
+        """Once a candidate is accepted (the recipe will be one of them): :attr:`confirm_windows` windows as long as
+        the last, and one pair of its fresh processes while it still fits after them, else none would start and its
+        time goes to candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        if (setup := self.reserve_setup_ms()) is None:
+            return 0.0, 0.0
+        windows, pair = self.confirm_windows * self.last_window_s, self.bench.process_reserve_s(setup)
+        return windows, pair if self.clock() + windows + pair <= self.budget_end else 0.0
 
     def run(self, remedies: list[Remedy]) -> None:
         """Steps 1 to 3 over ``remedies``, in their order.
@@ -81,8 +82,8 @@ class Search(Trials):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
                 continue
-            if self.spent(Recipe((remedy,))):
-                self.not_tried.append((remedy.name, self.spent_reason(Recipe((remedy,)))))
+            if reason := self.spent(Recipe((remedy,))):
+                self.not_tried.append((remedy.name, reason))
                 continue
             result, handle = self.try_recipe(Recipe((remedy,)))
             out.append((remedy, result))
@@ -107,8 +108,8 @@ class Search(Trials):
         rival = next((r for r, _ in timed if r is not accepted[0] and start.conflict(r) is not None), None)
         if rival is None:
             return stacked, recipe, handle
-        if self.spent(Recipe((rival,))):
-            self.not_tried.append((f"stacking on {rival.name}", self.spent_reason(Recipe((rival,)))))
+        if reason := self.spent(Recipe((rival,))):
+            self.not_tried.append((f"stacking on {rival.name}", reason))
             return stacked, recipe, handle
         rival_handle = self.timed.get(rival.name)
         if rival_handle is None:  # released to free device memory: built again (its accuracy was checked)
@@ -137,8 +138,8 @@ class Search(Trials):
             seen = [c.name for c in self.done] + [name for name, _ in self.not_tried]
             if frozenset(candidate.names) in {frozenset(name.split("+")) for name in seen}:
                 return  # judged or left out already (a swap can rebuild a stack tried before)
-            if self.spent(candidate):
-                self.not_tried.append((candidate.name, self.spent_reason(candidate)))
+            if reason := self.spent(candidate):
+                self.not_tried.append((candidate.name, reason))
                 return
             result, new = self.try_recipe(candidate, handle, recipe.name)
             if swapped_out is not None:
@@ -198,9 +199,8 @@ class Search(Trials):
         rounds = self.rounds
         record = PairedSamples.interleaved(base, handle.samples_ms(), windows=len(base) // rounds)
         if not self.confirm_interrupted:
-            self.processes = self.bench.process_windows(
-                recipe, handle, self.fresh_setup_ms(recipe.name, handle.setup_ms)
-            )
+            setup = self.fresh_setup_ms(recipe.name, handle.setup_ms)
+            self.processes = self.bench.process_windows(recipe, handle, setup)
         found = self.processes
         for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
             cut = slice(pair * rounds, (pair + 1) * rounds)

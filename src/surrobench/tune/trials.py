@@ -65,9 +65,13 @@ class Trials:
         accepted = [c for c in self.done if c.verdict == "accepted"]
         return max((self.fresh_setup_ms(c.name, 1000.0 * (c.setup_s or 0.0)) for c in accepted), default=None)
 
+    def reserve_s(self) -> tuple[float, float]:
+        """Seconds kept at the budget's end for the recipe's confirmation (windows, one fresh pair): none here."""
+        return 0.0, 0.0
+
     def deadline(self) -> float:
-        """``clock()`` by which a candidate must end: :attr:`budget_end` (the search keeps time for its recipe)."""
-        return self.budget_end
+        """``clock()`` by which a candidate must end: :attr:`budget_end` less :meth:`reserve_s`."""
+        return self.budget_end - sum(self.reserve_s())
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
@@ -90,18 +94,17 @@ class Trials:
         setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
         return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
 
-    def spent(self, recipe: Recipe | None = None) -> bool:
-        """Whether ``recipe`` would not end by :meth:`deadline` (:meth:`minimum_s` when :attr:`bounded`, else
-        :meth:`expected_s`)."""
+    def spent(self, recipe: Recipe | None = None) -> str | None:
+        """Why ``recipe`` would not end by :meth:`deadline` (needing :meth:`minimum_s` when :attr:`bounded`, else
+        :meth:`expected_s`), None when it would: the budget as given (0.3 s, not 0 s), what ``recipe`` needs against
+        what is left, and the time kept, one :meth:`reserve_s` per decision."""
         need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
-        return self.clock() + need > self.deadline()
-
-    def spent_reason(self, recipe: Recipe | None = None) -> str:
-        """Why ``recipe`` was not tried once :meth:`spent`: the budget as given (0.3 s, not 0 s), what ``recipe``
-        needs against what is left, and the time kept for the recipe's confirmation (windows, fresh processes)."""
-        need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
-        left, kept = self.deadline() - self.clock(), self.budget_end - max(self.deadline(), self.clock())
-        reserve = f"{kept:.0f} s kept for the recipe's confirmation windows and fresh processes" if kept >= 0.5 else ""
+        windows, pair = self.reserve_s()
+        left = self.budget_end - windows - pair - self.clock()
+        if need <= left:
+            return None
+        kept, what = windows + pair, "windows and fresh processes" if pair else "windows"
+        reserve = f"{kept:.0f} s kept for the recipe's confirmation {what}" if kept >= 0.5 else ""
         budget = f"budget of {self.budget_s:g} s"
         if need <= 0 or left <= 0:  # what is left of it, if any, is kept
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
