@@ -79,7 +79,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         ]
         h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
         copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
-        ops = [o for o in ops if not (o.name in copies and 0 < h2d >= 0.5 * o.time_ms)]
+        ops = [o for o in ops if not (o.name in copies and h2d > 0 and h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"

@@ -28,13 +28,8 @@ import numpy as np
 import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
-from surrobench.analysis.capacity import (
-    infeasible_reason,
-    no_rate_found,
-    predict_capacity,
-    slowdown_under_load,
-    sparse_rate,
-)
+from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity, slowdown_under_load
+from surrobench.analysis.capacity import sparse_rate
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
@@ -165,7 +160,8 @@ def serve_request(
         if not (0 < value < float("inf")):
             raise UsageError.bad(name, f"{value}: must be a finite number > 0")
     if arrivals_file is not None and (span := replay_arrivals(arrivals_file)[-1]) > MAX_STRETCH * duration_s:
-        detail = f"{str(arrivals_file)!r} spans {span:.6g} s, over {MAX_STRETCH:g}x {{duration_s}} {duration_s:g} (the longest load): timestamps are in seconds"
+        detail = f"{str(arrivals_file)!r} spans {span:.6g} s, over {MAX_STRETCH:g}x {{duration_s}} {duration_s:g} "
+        detail += "(the longest load): timestamps are in seconds"
         raise UsageError.bad("arrivals_file", detail, others=("duration_s",))
     if warmup_s is None:  # a replay's from its span: a burst shorter than a second keeps 3/4 of it measured
         warmup_s = default_warmup_s(span if arrivals_file is not None else duration_s)
