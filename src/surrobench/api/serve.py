@@ -246,8 +246,7 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     """Whether ``point``'s load (a rate or a concurrency) was cut at :data:`MAX_STRETCH` times ``duration_s``
     with fewer than ``min_requests`` requests arrived after the warm-up (counted, not expected)."""
-    loaded = point.target_rps is not None or point.concurrency is not None
-    return loaded and point.requests < request.min_requests
+    return point.arrival != "replay" and point.requests < request.min_requests
 
 
 def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
@@ -317,10 +316,9 @@ def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, fl
     """The arrival times (s) of one load and the schedule's length, s (None for a replay)."""
     if request.arrival == "replay":
         return replay_arrivals(request.arrivals_file), None
-    if request.arrival == "constant":
-        duration = offered_duration_s(request, rate)
-        return constant_arrivals(rate, duration), duration
     duration, cap = offered_duration_s(request, rate), MAX_STRETCH * request.duration_s
+    if request.arrival == "constant":
+        return constant_arrivals(rate, duration), duration
     times = poisson_arrivals(rate, duration, request.seed)
     while (missing := request.min_requests - int((times >= request.warmup_s).sum())) > 0 and duration < cap:
         duration = min(duration + _COUNT_MARGIN * missing / rate, cap)  # a Poisson count fell short: offer longer
