@@ -3,12 +3,11 @@ dynamic batcher (``surrobench serve``).
 
 Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
 :class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
-FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate
-fails (or narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99
-stays within the target and nothing was dropped. The policy with the highest capacity is the record's best.
-Before any load the unloaded latency is measured (isolated and back to back, per batch size); the search then
-starts at the capacity predicted from it, or is answered at once when the target is infeasible
-(:mod:`surrobench.analysis.capacity`).
+FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate fails (or
+narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99 stays within the
+target and nothing was dropped. The policy with the highest capacity is the record's best. Before any load the unloaded
+latency is measured (isolated and back to back, per batch size); the search then starts at the capacity predicted from
+it, or is answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
 
 The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
 :func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
@@ -93,8 +92,7 @@ def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]
 def _floats(value: float | str | Iterable, parameter: str, *, positive: bool = False) -> tuple[float, ...]:
     """Finite numbers >= 0 (``positive``: > 0) from one value, a sequence or comma-separated text."""
     out = _numbers(value, parameter)
-    low = (lambda v: v > 0) if positive else (lambda v: v >= 0)
-    if any(not (low(v) and v < float("inf")) for v in out):
+    if any(not 0 <= v < math.inf or (positive and v == 0) for v in out):
         raise UsageError.bad(parameter, f"{value!r}: give finite numbers {'> 0' if positive else '>= 0'}")
     return out
 
@@ -149,9 +147,8 @@ def serve_request(
     if concurrency is not None:
         arrival = "closed"
     if find_max and p99_ms is None:
-        raise UsageError.bad(
-            "find_max", "needs {p99_ms}, the latency target the capacity is measured at", others=("p99_ms",)
-        )
+        detail = "needs {p99_ms}, the latency target the capacity is measured at"
+        raise UsageError.bad("find_max", detail, others=("p99_ms",))
     if find_max and arrival not in CHOSEN_ARRIVALS:
         raise UsageError.bad("find_max", f"searches a rate: it needs {' or '.join(CHOSEN_ARRIVALS)} arrivals")
     if p99_ms is not None and not (0 < p99_ms < float("inf")):
@@ -172,10 +169,8 @@ def serve_request(
         raise UsageError.bad("min_requests", f"{min_requests!r}: give a whole number >= 0")
     if min_requests * _COUNT_MARGIN > MAX_ARRIVALS_PER_LOAD:
         most = int(MAX_ARRIVALS_PER_LOAD / _COUNT_MARGIN)
-        raise UsageError.bad(
-            "min_requests",
-            f"{min_requests}: at most {most:,} (one load holds at most {MAX_ARRIVALS_PER_LOAD:,} arrivals)",
-        )
+        detail = f"{min_requests}: at most {most:,} (one load holds at most {MAX_ARRIVALS_PER_LOAD:,} arrivals)"
+        raise UsageError.bad("min_requests", detail)
     rate_list = _floats(rates, "rates", positive=True) if rates is not None else ()
     loads = rate_list or find_max or arrival in ("replay", "closed")
     if not loads:

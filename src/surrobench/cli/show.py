@@ -1,6 +1,5 @@
-"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or
-serve JSON file) as ``serve`` prints it, markdown or its serve JSON; an optimization as ``optimize``
-printed it."""
+"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or serve
+JSON file) as ``serve`` prints it, markdown or its serve JSON; an optimization as ``optimize`` printed it."""
 
 from __future__ import annotations
 

@@ -267,9 +267,8 @@ class RunRecord:
         return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
 
     def _repr_html_(self) -> str:
-        """A notebook's view, a small HTML table: the run in a caption, then per result (at most
-        :data:`HTML_ROWS`) its label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every
-        text is escaped."""
+        """A notebook's view, a small HTML table: the run in a caption, then per result (at most :data:`HTML_ROWS`) its
+        label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every text is escaped."""
         head = ("config", "status", "median ms", "P95 ms", "samples/s", "peak MiB")
         rows = []
         for rec in self.to_records()[:HTML_ROWS]:
@@ -327,10 +326,9 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class Profile:
-    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled
-    (each with ``to_json()``: torch.profiler's or nsys's under ``schema``
-    :data:`~surrobench.records.schemas.PROFILE`, the system pass's under :data:`~surrobench.records.schemas.PERF`),
-    the warnings."""
+    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled (each with
+    ``to_json()``: torch.profiler's or nsys's under ``schema`` :data:`~surrobench.records.schemas.PROFILE`, the system
+    pass's under :data:`~surrobench.records.schemas.PERF`), the warnings."""
 
     run: RunRecord
     reports: tuple = ()

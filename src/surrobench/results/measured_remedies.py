@@ -1,11 +1,10 @@
 """A finding's action rewritten from measurements of its remedies, two ways.
 
-:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each
-remedy a clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or
-"unmeasured"; a clause whose remedies were all measured and none accepted is taken out of the action (said so,
-with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when
-faster than the baseline by the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest
-no remedy stay as written.
+:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each remedy a
+clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a
+clause whose remedies were all measured and none accepted is taken out of the action (said so, with the number). A
+stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by
+the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 
 :func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
 the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
