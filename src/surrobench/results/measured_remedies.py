@@ -293,10 +293,11 @@ def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[Measu
 
 def overlapping(findings: Sequence[Finding]) -> list[str]:
     """A line per config with more than one finding credited with a measured saving (:attr:`Finding.best_measured`):
-    each remedy was measured alone against the whole step, so the savings overlap and do not add up."""
+    each measured alone on the whole step, so they overlap, not additive; a drifted window's names its baseline."""
     by: dict[str, list[str]] = {}
     for f, m in ((f, f.best_measured) for f in findings if f.best_measured):
-        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms")
+        drift = f" of a drifted {m.baseline_ms:.3g} ms window" if m.drifted else ""
+        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms{drift}")
     said = "each is the whole step's with that remedy alone, not additive"
     return [
         f"{label}: measured savings overlap ({', '.join(got)}): {said}" for label, got in by.items() if len(got) > 1
