@@ -245,16 +245,21 @@ def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
 
 
 def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
-    """Why a load measured fewer requests than ``min_requests`` (:func:`stretch_capped`): one note naming the
-    cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
-    if not stretch_capped(request, point):
+    """One note for a load (a rate or a concurrency) offered longer than ``duration_s`` to gather ``min_requests``:
+    for how long (the warm-up, then its measured requests at ``offered_rps``: the schedule, or a closed loop's
+    arrival span), or when :func:`stretch_capped` the cap and the way out (a longer ``duration_s``)."""
+    if stretch_capped(request, point):
+        cap_s = MAX_STRETCH * request.duration_s
+        return [
+            f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), "
+            f"and {point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
+            "give a longer duration"
+        ]
+    offered_s = request.warmup_s + point.requests / point.offered_rps if point.offered_rps else 0.0
+    if point.arrival == "replay" or offered_s <= request.duration_s or math.isclose(offered_s, request.duration_s):
         return []
-    cap_s = MAX_STRETCH * request.duration_s
-    return [
-        f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
-        f"{point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
-        "give a longer duration"
-    ]
+    asked = f"longer than the {request.duration_s:g} s asked, to measure {point.requests} requests"
+    return [f"{point.load()}: offered for {offered_s:.4g} s, {asked} (min_requests {request.min_requests})"]
 
 
 def search_notes(
