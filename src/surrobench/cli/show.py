@@ -66,8 +66,7 @@ def show(
         serve_out(record)
         as_markdown = serve_markdown
     else:
-        title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
-        for table in run_tables(record, title, width=console.width):
+        for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
             console.print(table)
         if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
             short = record.short_of_rounds

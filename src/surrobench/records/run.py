@@ -257,9 +257,14 @@ class RunRecord:
         """How many results an interruption left with fewer rounds than asked (``extra["rounds_planned"]``)."""
         return sum(1 for r in self.results if r.extra.get("rounds_planned"))
 
+    def device_text(self) -> str:
+        """Where it ran: ``NVIDIA H100 80GB HBM3``; a multi-process run's ``2 x NVIDIA H100 80GB HBM3 (configs)``."""
+        name, ranks = self.env.get("device_name"), self.env.get("world_size")
+        return f"{ranks} x {name} ({self.env.get('parallel')})" if ranks else str(name)
+
     def __repr__(self) -> str:
         """A few lines: the run, its device and one line per result (at most :data:`REPR_RESULTS`)."""
-        head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.env.get('device_name')}: "
+        head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.device_text()}: "
         lines = [head + f"{len(self.results)} result(s)"]
         lines += [f"  {r!r}" for r in self.results[: self.REPR_RESULTS]]
         if len(self.results) > self.REPR_RESULTS:
@@ -280,7 +285,7 @@ class RunRecord:
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (
-            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.env.get('device_name')}: "
+            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.device_text()}: "
             f"{len(self.results)} result(s)" + (f", {more} more not shown (to_records() has all)" if more > 0 else "")
         )
         header = "".join(f"<th>{h}</th>" for h in head)
