@@ -361,8 +361,8 @@ class ChildReport:
         return self.config.label()
 
     def to_json(self) -> dict:
-        """The config's key (:meth:`ConfigKey.to_json`), ``status`` and ``error``."""
-        return {**self.config.key().to_json(), "status": self.status, "error": self.error}
+        """The config's key (:meth:`ConfigKey.to_json`), ``label`` (:meth:`ConfigResult.label`), status and error."""
+        return {**self.config.key().to_json(), "label": self.label(), "status": self.status, "error": self.error}
 
 
 #: A row's role in a multi-rank run (:mod:`surrobench.results.scaling`): the one-device reference (rank 0 alone),
