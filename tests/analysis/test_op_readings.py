@@ -97,3 +97,14 @@ def test_fragments_of_the_index_category_are_its_concatenations_only():
     reading = read_fragmentation(_table(cat, index, add, conv))
     assert reading.by_category["concat/index/gather/scatter"] == pytest.approx(0.1)
     assert reading.share == pytest.approx(0.1) and not reading.flagged
+
+
+def test_structure_reading_fields_and_a_table_without_ops():
+    table = _table(_op("aten::mm", "gemm/matmul/einsum", 0.7), _op("aten::add", "elementwise/activation", 0.3))
+    reading = read_structure(table, "pinn-mlp")
+    assert (reading.model, reading.expected, reading.matches) == ("pinn-mlp", ("gemm/matmul/einsum",), True)
+    assert (reading.top_category, reading.top_category_share) == ("gemm/matmul/einsum", pytest.approx(0.7))
+    assert reading.expected_share == pytest.approx(0.7) and [h[0] for h in reading.head] == ["aten::mm", "aten::add"]
+    empty = read_structure(_table(), "pinn-mlp")
+    assert (empty.top_category, empty.top_category_share, empty.matches) == (None, 0.0, False)
+    assert empty.expected_share == 0.0 and empty.head == ()

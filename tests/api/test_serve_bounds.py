@@ -117,7 +117,8 @@ def test_the_closed_loop_runs_until_min_requests_arrived():
     assert short.points[0].requests < 100
     request = serve_request(**common, min_requests=500)
     (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 0, service.new_clock).points
-    assert 500 <= point.requests < 510 and not stretch_capped(request, point) and not stretch_notes(request, point)
+    assert 500 <= point.requests < 510 and not stretch_capped(request, point)
+    assert len(stretch_notes(request, point)) == 1  # stretched past the 0.5 s asked, not capped: said all the same
     # 5,000 would need 25 s; the cap is 20 x 0.5 s: stopped there, and a note says why
     request = serve_request(**common, min_requests=5000)
     (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 0, service.new_clock).points
@@ -136,6 +137,15 @@ def test_an_open_loop_rate_capped_short_of_min_requests_is_noted():
     assert not stretch_capped(request, replace(low, requests=request.min_requests)) and request.min_requests > 0
     unstretched = serve_request(rates=2, duration_s=1.0, min_requests=0)
     assert not stretch_capped(unstretched, low)
+
+
+def test_an_open_loop_rate_stretched_short_of_its_cap_is_noted_once():
+    service = PlantedService(1.0)
+    request = serve_request(rates="200,2000", max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.1)
+    stretched, plain = serve_policy(request, ServePolicy(1, 0.0), service, 0, service.new_clock).points
+    assert 1.0 < offered_duration_s(request, 200.0) < MAX_STRETCH * 1.0  # 368 requests at 200 rps need ~2.3 s
+    assert not stretch_capped(request, stretched) and len(stretch_notes(request, stretched)) == 1
+    assert offered_duration_s(request, 2000.0) == 1.0 and stretch_notes(request, plain) == []
 
 
 def test_the_record_carries_the_stretch_note():

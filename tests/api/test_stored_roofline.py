@@ -114,6 +114,7 @@ def test_diagnose_stores_the_roofline_it_computed_and_the_run_reads_the_same_ver
     assert live.context["roofline"]  # the planted ceilings drew one
     stored = diagnose(run=live.run.run_id, db=db)
     assert stored.context["roofline"] == live.context["roofline"]
+    assert stored.title == live.title == f"diagnosis of run {live.run.run_id} on {live.run.env['device_name']}"
     estimated = _estimated(live.findings)
     assert {"memory_bound", "compute_bound"} & set(estimated)
     assert any(e.source == "roofline" for f in estimated.values() for e in f.evidence)
@@ -134,7 +135,7 @@ def test_a_run_that_no_config_of_was_profiled_says_its_diagnosis_is_run_level_on
         store.add_result(record.run_id, result)
         store.finish_run(record.run_id)
     timed = diagnose(run=record.run_id, db=db)
-    assert timed.title.endswith(f"({RUN_LEVEL_ONLY})")
+    assert timed.title == f"diagnosis of run {record.run_id} on Test CPU ({RUN_LEVEL_ONLY})"
     assert any("no op table stored" in w for w in timed.warnings)
     _planted(db)
     assert RUN_LEVEL_ONLY not in diagnose(run=RUN_ID, db=db).title

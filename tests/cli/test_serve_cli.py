@@ -40,6 +40,15 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
     assert '<img alt="latency vs throughput" src="data:image/png;base64,' in page.read_text()
+    shown = subprocess.run(
+        [sys.executable, "-m", "surrobench", "show", doc["run_id"], "--db", str(db)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # show prints the run as serve did (tables, best policy, notes), under a line naming it
+    served = done.stdout.splitlines()[:-1]  # less the line saying where it was stored
+    assert shown.returncode == 0 and shown.stdout.splitlines()[1:] == served and served
 
 
 def test_the_min_requests_default_is_the_p99_bound():

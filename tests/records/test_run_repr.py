@@ -24,3 +24,9 @@ def test_long_runs_are_cut_and_counted():
     results = [config(latency_samples(1.0, 0.01), batch=b) for b in range(1, RunRecord.REPR_RESULTS + 4)]
     lines = repr(run("r", results)).splitlines()
     assert len(lines) == 1 + RunRecord.REPR_RESULTS + 1 and "3 more" in lines[-1]
+
+
+def test_the_device_a_run_names_counts_the_processes_of_a_multi_process_run():
+    assert run("r", []).device_text() == "Test CPU"
+    several = run("r", [], device_name="NVIDIA H100", env={"world_size": 2, "parallel": "configs"})
+    assert several.device_text() == "2 x NVIDIA H100 (configs)" and "on 2 x NVIDIA H100 (configs)" in repr(several)

@@ -13,6 +13,7 @@ from synthetic import config, run
 from surrobench.analysis.op_readings import read_table
 from surrobench.api.profile import ProfileReport
 from surrobench.api.report import build_report
+from surrobench.records.config import InputSpec
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
 from surrobench.api.report import Report
@@ -100,6 +101,16 @@ def test_the_report_breaks_stored_kernel_time_down_by_class(tmp_path):
     assert re.findall(r"<th [^>]*>([^<]*)</th>", section) == ["config", "gemm", "elementwise"]
     assert re.findall(r"<td [^>]*>([^<]*)</td>", section)[1:] == ["66.7%", "33.3%"]
     assert "Kernel classes" not in report_page(Report(runs=report.runs))
+
+
+def test_the_op_table_is_titled_with_every_input_of_its_config_as_the_run_labels_it():
+    inputs = (InputSpec((64, 2), "float32"), InputSpec((1, 100), "float32"))  # DeepONet's query points, branch input
+    result = dataclasses.replace(config([1.0] * 5, model="deeponet"), input_shape=(64, 2), inputs=inputs)
+    table = OpTable.from_json(OP_TABLE["op_table"])
+    report = ProfileReport(result, 1, "ok", None, table, read_table(table, "deeponet", (64, 2)), 1.1, 0.1).to_json()
+    title = str(profile_renderables([report], top_n=5, width=200)[0].title)
+    assert report["label"] == result.label() == "deeponet 64x2,1x100 b1 fp32 eager"
+    assert title.startswith(f"{result.label()} {result.device}\n")
 
 
 def test_a_config_whose_profiling_failed_says_why_in_one_line():

@@ -218,6 +218,41 @@ def test_ctrl_c_in_one_config_raises_with_its_measurements_and_every_remedy_left
     assert str(stop.value) == f"1 of {2 + len(measured[labels[1]])} remedies measured"
 
 
+def test_the_configs_after_a_ctrl_c_are_left_without_raising_another(monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    from surrobench.tune import advice
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
+    monkeypatch.setattr(advice, "measure_config", stopped)
+    labels = [LABEL.replace("b1", f"b{b}") for b in (1, 2, 3)]
+    results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
+    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cpu", model="m", seed=0), surrogates={"m": 0})
+    clause = Clause("fuse", ("compile", "threads"))
+    findings = [Finding("fragmented_ops", "high", "x", (), (clause,), 1.0, config=label) for label in labels]
+    seen = []  # the exceptions in measure_findings' own frame: the one Ctrl-C and its own, none for control flow
+
+    def trace(frame, event, arg):
+        if frame.f_code is advice.measure_findings.__code__:
+            return lambda f, e, a: seen.append(a[0]) if e == "exception" else None
+        return None
+
+    before = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        with pytest.raises(advice.MeasuringInterrupted) as stop:
+            advice.measure_findings(plan, results, findings, 10.0, clock=lambda: 0.0)
+    finally:
+        sys.settrace(before)
+    measured, notes = stop.value.args
+    assert seen == [KeyboardInterrupt, advice.MeasuringInterrupted] and list(measured) == labels and len(notes) == 3
+    assert {(m.verdict, m.reason) for got in measured.values() for m in got} == {("not-measured", INTERRUPTED)}
+
+
 def test_a_first_compilation_does_not_start_without_the_time_one_takes():
     assert FIRST_COMPILE_S > 5.0
     _, measured = _measure({"compile": 1.2, "cudagraph": 1.73}, budget_end=5.0, clock=PlantedClock())

@@ -100,10 +100,16 @@ class Readings:
 def read_structure(table: OpTable, model: str) -> StructureReading:
     """Reading 1: the head rows and the leading category against :data:`EXPECTED_CATEGORIES`."""
     expected = EXPECTED_CATEGORIES.get(model, ())
-    top = next(iter(table.category_shares.items()), (None, 0.0))
-    head = tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS])
-    share = sum(table.category_shares.get(c, 0.0) for c in expected)
-    return StructureReading(model, expected, head, *top, share, (top[0] in expected) if expected else None)
+    top, top_share = next(iter(table.category_shares.items()), (None, 0.0))
+    return StructureReading(
+        model=model,
+        expected=expected,
+        head=tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS]),
+        top_category=top,
+        top_category_share=top_share,
+        expected_share=sum(table.category_shares.get(c, 0.0) for c in expected),
+        matches=(top in expected) if expected else None,
+    )
 
 
 def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:

@@ -163,8 +163,7 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
     record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
-    title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
+    cut.partial = Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
     return cut
 
 
@@ -393,6 +392,11 @@ def _ceilings_key(c: Ceilings) -> tuple:
 RUN_LEVEL_ONLY = "run-level checks only: no config was profiled"
 
 
+def _title(record: RunRecord, run_level_only: bool = False) -> str:
+    """``diagnosis of run ID on DEVICE`` (:meth:`RunRecord.device_text`), then ``(RUN_LEVEL_ONLY)`` if so."""
+    return f"diagnosis of run {record.run_id} on {record.device_text()}" + f" ({RUN_LEVEL_ONLY})" * run_level_only
+
+
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
     """Diagnose a run held in memory (``surrobench.benchmark(..., db=None)``) from its results alone: the
     run-level checks and what each config's timing shows (the warning says there is no op table or trace)."""
@@ -529,8 +533,7 @@ def diagnose(
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
-        title = f"diagnosis of run {run.run_id} ({RUN_LEVEL_ONLY})"
-        return Diagnosis(tuple(findings), context, title, tuple(warnings), run)
+        return Diagnosis(tuple(findings), context, _title(run, run_level_only=True), tuple(warnings), run)
     run = run.run_id if isinstance(run, RunRecord) else run
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
@@ -540,8 +543,7 @@ def diagnose(
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
         timed_only = not evidence and any(r.status == "ok" for r in record.results)
-        title = f"diagnosis of run {record.run_id}" + (f" ({RUN_LEVEL_ONLY})" if timed_only else "")
-        return Diagnosis(tuple(findings), context, title, tuple(warnings), record)
+        return Diagnosis(tuple(findings), context, _title(record, timed_only), tuple(warnings), record)
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
@@ -550,7 +552,6 @@ def diagnose(
         record, findings, warnings, evidence = diagnose_workload(
             plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
         )
-    title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
     asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
     context = {**workload_context(record, evidence), "measure_s": asked}
-    return Diagnosis(tuple(findings), context, title, tuple(warnings), record)
+    return Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)

@@ -3,12 +3,11 @@ dynamic batcher (``surrobench serve``).
 
 Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
 :class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
-FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate
-fails (or narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99
-stays within the target and nothing was dropped. The policy with the highest capacity is the record's best.
-Before any load the unloaded latency is measured (isolated and back to back, per batch size); the search then
-starts at the capacity predicted from it, or is answered at once when the target is infeasible
-(:mod:`surrobench.analysis.capacity`).
+FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate fails (or
+narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99 stays within the
+target and nothing was dropped. The policy with the highest capacity is the record's best. Before any load the unloaded
+latency is measured (isolated and back to back, per batch size); the search then starts at the capacity predicted from
+it, or is answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
 
 The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
 :func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
@@ -93,8 +92,7 @@ def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]
 def _floats(value: float | str | Iterable, parameter: str, *, positive: bool = False) -> tuple[float, ...]:
     """Finite numbers >= 0 (``positive``: > 0) from one value, a sequence or comma-separated text."""
     out = _numbers(value, parameter)
-    low = (lambda v: v > 0) if positive else (lambda v: v >= 0)
-    if any(not (low(v) and v < float("inf")) for v in out):
+    if any(not 0 <= v < math.inf or (positive and v == 0) for v in out):
         raise UsageError.bad(parameter, f"{value!r}: give finite numbers {'> 0' if positive else '>= 0'}")
     return out
 
@@ -149,9 +147,8 @@ def serve_request(
     if concurrency is not None:
         arrival = "closed"
     if find_max and p99_ms is None:
-        raise UsageError.bad(
-            "find_max", "needs {p99_ms}, the latency target the capacity is measured at", others=("p99_ms",)
-        )
+        detail = "needs {p99_ms}, the latency target the capacity is measured at"
+        raise UsageError.bad("find_max", detail, others=("p99_ms",))
     if find_max and arrival not in CHOSEN_ARRIVALS:
         raise UsageError.bad("find_max", f"searches a rate: it needs {' or '.join(CHOSEN_ARRIVALS)} arrivals")
     if p99_ms is not None and not (0 < p99_ms < float("inf")):
@@ -172,10 +169,8 @@ def serve_request(
         raise UsageError.bad("min_requests", f"{min_requests!r}: give a whole number >= 0")
     if min_requests * _COUNT_MARGIN > MAX_ARRIVALS_PER_LOAD:
         most = int(MAX_ARRIVALS_PER_LOAD / _COUNT_MARGIN)
-        raise UsageError.bad(
-            "min_requests",
-            f"{min_requests}: at most {most:,} (one load holds at most {MAX_ARRIVALS_PER_LOAD:,} arrivals)",
-        )
+        detail = f"{min_requests}: at most {most:,} (one load holds at most {MAX_ARRIVALS_PER_LOAD:,} arrivals)"
+        raise UsageError.bad("min_requests", detail)
     rate_list = _floats(rates, "rates", positive=True) if rates is not None else ()
     loads = rate_list or find_max or arrival in ("replay", "closed")
     if not loads:
@@ -246,21 +241,25 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     """Whether ``point``'s load (a rate or a concurrency) was cut at :data:`MAX_STRETCH` times ``duration_s``
     with fewer than ``min_requests`` requests arrived after the warm-up (counted, not expected)."""
-    loaded = point.target_rps is not None or point.concurrency is not None
-    return loaded and point.requests < request.min_requests
+    return point.arrival != "replay" and point.requests < request.min_requests
 
 
 def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
-    """Why a load measured fewer requests than ``min_requests`` (:func:`stretch_capped`): one note naming the
-    cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
-    if not stretch_capped(request, point):
+    """One note for a load (a rate or a concurrency) offered longer than ``duration_s`` to gather ``min_requests``:
+    for how long (the warm-up, then its measured requests at ``offered_rps``: the schedule, or a closed loop's
+    arrival span), or when :func:`stretch_capped` the cap and the way out (a longer ``duration_s``)."""
+    if stretch_capped(request, point):
+        cap_s = MAX_STRETCH * request.duration_s
+        return [
+            f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), "
+            f"and {point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
+            "give a longer duration"
+        ]
+    offered_s = request.warmup_s + point.requests / point.offered_rps if point.offered_rps else 0.0
+    if point.arrival == "replay" or offered_s <= request.duration_s or math.isclose(offered_s, request.duration_s):
         return []
-    cap_s = MAX_STRETCH * request.duration_s
-    return [
-        f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
-        f"{point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
-        "give a longer duration"
-    ]
+    asked = f"longer than the {request.duration_s:g} s asked, to measure {point.requests} requests"
+    return [f"{point.load()}: offered for {offered_s:.4g} s, {asked} (min_requests {request.min_requests})"]
 
 
 def search_notes(
@@ -317,10 +316,9 @@ def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, fl
     """The arrival times (s) of one load and the schedule's length, s (None for a replay)."""
     if request.arrival == "replay":
         return replay_arrivals(request.arrivals_file), None
-    if request.arrival == "constant":
-        duration = offered_duration_s(request, rate)
-        return constant_arrivals(rate, duration), duration
     duration, cap = offered_duration_s(request, rate), MAX_STRETCH * request.duration_s
+    if request.arrival == "constant":
+        return constant_arrivals(rate, duration), duration
     times = poisson_arrivals(rate, duration, request.seed)
     while (missing := request.min_requests - int((times >= request.warmup_s).sum())) > 0 and duration < cap:
         duration = min(duration + _COUNT_MARGIN * missing / rate, cap)  # a Poisson count fell short: offer longer

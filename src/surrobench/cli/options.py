@@ -694,6 +694,17 @@ def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None
     exit_if_configs_failed(done.run.results)
 
 
+def serve_out(record) -> None:
+    """A serve record as ``serve`` prints it: its tables (or ``no load measured``), the best policy, the notes."""
+    from surrobench.report.serve_tables import best_line, serve_tables
+
+    for table in serve_tables(record, width=console.width) or ["no load measured"]:
+        console.print(table)
+    if line := best_line(record):
+        console.print(rich_escape(line))
+    print_warnings(record.notes)
+
+
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
     """An optimize document's ``--markdown`` and ``--json`` first, then the terminal (command lines uncropped, one
     line to paste), its warnings before where it was stored in ``db`` (named when not the default). A capacity-v1

@@ -69,10 +69,7 @@ def run(
         return
     record = done.run
     write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
-    title = f"run {record.run_id} on {record.env['device_name']}"
-    if "world_size" in record.env:  # several processes
-        title = f"run {record.run_id} on {record.env['world_size']} x {record.env['device_name']} ({record.env['parallel']})"
-    for table in run_tables(record, rich_escape(title), console.width):
+    for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
         console.print(table)
     for report in done.reports:  # perf's and nsys's phase reports; torch.profiler's trace files (profile: its tables)
         if profile in ("perf", "nsys"):

@@ -9,9 +9,8 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
-from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
-from surrobench.cli.options import flag, option_groups, output_option, print_stored, print_warnings, write_json
-from surrobench.cli.options import write_output
+from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, count_option, err_console, flag
+from surrobench.cli.options import option_groups, output_option, print_stored, serve_out, write_json, write_output
 
 
 #: serve's wording of the workload options it takes one of each of (a load has its own --duration-s and --drain-s).
@@ -82,7 +81,6 @@ def serve(
     from surrobench.api.serve import serve as serve_load
     from surrobench.report.html import serve_page
     from surrobench.report.progress import serve_progress
-    from surrobench.report.serve_tables import best_line, serve_tables
 
     with serve_progress(err_console) as (on_start, on_point):
         try:
@@ -94,12 +92,7 @@ def serve(
         except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
             write_output(html_out, serve_page(cut.partial) if html_out else "", "--html")
             raise
-    for table in serve_tables(record, width=console.width):
-        console.print(table)
-    line = best_line(record)
-    if line:
-        console.print(line)
-    print_warnings(record.notes)
+    serve_out(record)
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
     write_output(html_out, serve_page(record) if html_out else "", "--html")  # no page drawn unasked

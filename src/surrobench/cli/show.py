@@ -1,6 +1,5 @@
-"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or
-serve JSON file) as ``serve`` prints it, markdown or its serve JSON; an optimization as ``optimize``
-printed it."""
+"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or serve
+JSON file) as ``serve`` prints it, markdown or its serve JSON; an optimization as ``optimize`` printed it."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, optimization_out, console, print_warnings, write_json
-from surrobench.cli.options import write_output
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, optimization_out, console, print_warnings, serve_out
+from surrobench.cli.options import write_json, write_output
 from surrobench.records.serve import ServeRecord
 from surrobench.report.escape import rich_escape
 
@@ -60,23 +59,14 @@ def show(
     if isinstance(record, dict):
         optimization_out(record, markdown, json_out, db)
         return
-    if isinstance(record, ServeRecord):  # as serve prints it: tables, the best policy, the notes
-        from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
+    if isinstance(record, ServeRecord):  # as serve prints it, under a line naming the run
+        from surrobench.report.serve_tables import serve_markdown
 
-        tables = serve_tables(record, width=console.width)
         console.print(rich_escape(f"serve run {record.run_id} on {record.env.get('device_name')}: {record.label()}"))
-        for table in tables:
-            console.print(table)
-        if not tables:
-            console.print("no load measured")
-        line = best_line(record)
-        if line:
-            console.print(rich_escape(line))
-        print_warnings(record.notes)
+        serve_out(record)
         as_markdown = serve_markdown
     else:
-        title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
-        for table in run_tables(record, title, width=console.width):
+        for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
             console.print(table)
         if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
             short = record.short_of_rounds

@@ -257,9 +257,14 @@ class RunRecord:
         """How many results an interruption left with fewer rounds than asked (``extra["rounds_planned"]``)."""
         return sum(1 for r in self.results if r.extra.get("rounds_planned"))
 
+    def device_text(self) -> str:
+        """Where it ran: ``NVIDIA H100 80GB HBM3``; a multi-process run's ``2 x NVIDIA H100 80GB HBM3 (configs)``."""
+        name, ranks = self.env.get("device_name"), self.env.get("world_size")
+        return f"{ranks} x {name} ({self.env.get('parallel')})" if ranks else str(name)
+
     def __repr__(self) -> str:
         """A few lines: the run, its device and one line per result (at most :data:`REPR_RESULTS`)."""
-        head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.env.get('device_name')}: "
+        head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.device_text()}: "
         lines = [head + f"{len(self.results)} result(s)"]
         lines += [f"  {r!r}" for r in self.results[: self.REPR_RESULTS]]
         if len(self.results) > self.REPR_RESULTS:
@@ -267,9 +272,8 @@ class RunRecord:
         return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
 
     def _repr_html_(self) -> str:
-        """A notebook's view, a small HTML table: the run in a caption, then per result (at most
-        :data:`HTML_ROWS`) its label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every
-        text is escaped."""
+        """A notebook's view, a small HTML table: the run in a caption, then per result (at most :data:`HTML_ROWS`) its
+        label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every text is escaped."""
         head = ("config", "status", "median ms", "P95 ms", "samples/s", "peak MiB")
         rows = []
         for rec in self.to_records()[:HTML_ROWS]:
@@ -281,7 +285,7 @@ class RunRecord:
             rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         more = len(self.results) - HTML_ROWS
         caption = (
-            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.env.get('device_name')}: "
+            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.device_text()}: "
             f"{len(self.results)} result(s)" + (f", {more} more not shown (to_records() has all)" if more > 0 else "")
         )
         header = "".join(f"<th>{h}</th>" for h in head)
@@ -327,10 +331,9 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class Profile:
-    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled
-    (each with ``to_json()``: torch.profiler's or nsys's under ``schema``
-    :data:`~surrobench.records.schemas.PROFILE`, the system pass's under :data:`~surrobench.records.schemas.PERF`),
-    the warnings."""
+    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled (each with
+    ``to_json()``: torch.profiler's or nsys's under ``schema`` :data:`~surrobench.records.schemas.PROFILE`, the system
+    pass's under :data:`~surrobench.records.schemas.PERF`), the warnings."""
 
     run: RunRecord
     reports: tuple = ()
@@ -358,8 +361,8 @@ class ChildReport:
         return self.config.label()
 
     def to_json(self) -> dict:
-        """The config's key (:meth:`ConfigKey.to_json`), ``status`` and ``error``."""
-        return {**self.config.key().to_json(), "status": self.status, "error": self.error}
+        """The config's key (:meth:`ConfigKey.to_json`), ``label`` (:meth:`ConfigResult.label`), status and error."""
+        return {**self.config.key().to_json(), "label": self.label(), "status": self.status, "error": self.error}
 
 
 #: A row's role in a multi-rank run (:mod:`surrobench.results.scaling`): the one-device reference (rank 0 alone),

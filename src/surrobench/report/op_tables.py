@@ -45,9 +45,8 @@ def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
 
 
 def label(report: dict) -> str:
-    """``fno2d 1x3x128x128 b1 fp32 eager cuda``."""
-    shape = "x".join(map(str, report["input_shape"]))
-    return f"{report['model']} {shape} b{report['batch']} {report['precision']} {report['mode']} {report['device']}"
+    """The config's ``label`` and its device: ``deeponet 64x2,1x100 b1 fp32 eager cuda``, every input named."""
+    return f"{report['label']} {report['device']}"
 
 
 def summary_line(report: dict) -> str:

@@ -1,11 +1,10 @@
 """A finding's action rewritten from measurements of its remedies, two ways.
 
-:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each
-remedy a clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or
-"unmeasured"; a clause whose remedies were all measured and none accepted is taken out of the action (said so,
-with the number). A stacked clause is cited by the candidate of exactly its remedies, in any order, kept when
-faster than the baseline by the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest
-no remedy stay as written.
+:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each remedy a
+clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a
+clause whose remedies were all measured and none accepted is taken out of the action (said so, with the number). A
+stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by
+the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 
 :func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
 the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
@@ -294,10 +293,11 @@ def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[Measu
 
 def overlapping(findings: Sequence[Finding]) -> list[str]:
     """A line per config with more than one finding credited with a measured saving (:attr:`Finding.best_measured`):
-    each remedy was measured alone against the whole step, so the savings overlap and do not add up."""
+    each measured alone on the whole step, so they overlap, not additive; a drifted window's names its baseline."""
     by: dict[str, list[str]] = {}
     for f, m in ((f, f.best_measured) for f in findings if f.best_measured):
-        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms")
+        drift = f" of a drifted {m.baseline_ms:.3g} ms window" if m.drifted else ""
+        by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms{drift}")
     said = "each is the whole step's with that remedy alone, not additive"
     return [
         f"{label}: measured savings overlap ({', '.join(got)}): {said}" for label, got in by.items() if len(got) > 1

@@ -118,32 +118,26 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 def measure_recipes(
     trials: Trials, recipes: Sequence[Recipe], tolerance: float, timed: LatencyStats | None = None
 ) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none);
-    after Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`.
-    Every ``saved_ms`` is taken on one step: the ``timed`` step's median (the one the diagnosis shows), else the
-    median of the windows' baselines. Each speedup is paired within its window, but a launch-bound baseline drifts
-    between windows (a DeepONet's 0.37 against 0.60 ms on an H100, docs/benchmarks/h200-measured-advice.md), and
-    savings on different baselines would rank remedies against their own speedups. A window whose baseline
-    :func:`drifted` from the timed step keeps its own saving, marked ``drifted`` (:func:`measure_findings`' note
-    names it): its ratio is not the timed step's."""
+    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none); after
+    Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on one step:
+    the ``timed`` step's median (the one the diagnosis shows), else the median of the windows' baselines. Each speedup
+    is paired within its window, but a launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms
+    on an H100, docs/benchmarks/h200-measured-advice.md), and savings on different baselines would rank remedies against
+    their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own saving, marked
+    ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
-        elif reason := trials.spent(recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
-            continue
-        elif _first_compile_late(trials, recipe):
-            left = max(trials.budget_end - trials.clock(), 0.0)
-            reason = f"a first compilation takes about {FIRST_COMPILE_S:g} s, {left:.0f} s of the budget left"
+        elif reason := trials.spent(recipe) or _first_compile_late(trials, recipe):
             out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
             continue
         else:
             try:
                 result, _ = trials.try_recipe(recipe)
             except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
-                out += [MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes[len(out) :]]
+                out += _interrupted(recipes[len(out) :])
                 break
             finally:
                 trials.timed.clear()
@@ -158,6 +152,11 @@ def measure_recipes(
     )
 
 
+def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
+    """Each of ``recipes`` ``not-measured`` for :data:`INTERRUPTED`."""
+    return tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
+
+
 def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
     """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
     and differs from it by more than the paired rule's smallest effect of interest
@@ -167,10 +166,13 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
     return abs(window_ms / timed.median - 1) > MIN_EFFECT
 
 
-def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
-    """Whether ``recipe`` would be the first compiled candidate and less than :data:`FIRST_COMPILE_S` is left."""
+def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
+    """Why ``recipe`` waits: the first compiled candidate, with less than :data:`FIRST_COMPILE_S` left; else ""."""
     first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
-    return first and trials.clock() + FIRST_COMPILE_S > trials.budget_end
+    if not first or trials.clock() + FIRST_COMPILE_S <= trials.budget_end:
+        return ""
+    left = max(trials.budget_end - trials.clock(), 0.0)
+    return f"a first compilation takes about {FIRST_COMPILE_S:g} s, {left:.0f} s of the budget left"
 
 
 def measure_config(
@@ -242,17 +244,17 @@ def measure_findings(
         if not cut and deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
             notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
             continue
-        try:
-            if cut:  # a config after the one Ctrl-C cut: none of its remedies measured
-                raise KeyboardInterrupt
-            prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms)
-        except KeyboardInterrupt:
-            recipes, cut = recipes_to_measure(mine, cfg.device), True
-            got = tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
-        except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
-            notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
-            continue
+        if cut:  # a config after the one Ctrl-C cut: none of its remedies measured
+            got = _interrupted(recipes_to_measure(mine, cfg.device))
+        else:
+            try:
+                prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+                got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms)
+            except KeyboardInterrupt:
+                got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
+            except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
+                notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
+                continue
         stopped = any(m.reason == INTERRUPTED for m in got)
         cut = cut or stopped
         if not got:
