@@ -267,10 +267,17 @@ class _ShapeBytes(TorchDispatchMode):
         return out
 
 
-def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown."""
-    with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
-        forward()
+def count_op_costs(forward: Callable[[], object], module: torch.nn.Module | None = None) -> dict[str, OpCost]:
+    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown.
+    ``module``'s parameters require no grad meanwhile: FlopCounterMode's module tracker hooks a module input that
+    does, which fails under inference mode (a parameter into a submodule, ``self.lin(self.q)``)."""
+    grads = [p.requires_grad_(False) for p in module.parameters() if p.requires_grad] if module is not None else []
+    try:
+        with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
+            forward()
+    finally:
+        for p in grads:
+            p.requires_grad_(True)
     known = counted_ops(FLOP_FORMULAS)
     for name, cost in shapes.costs.items():
         cost.flops = 0 if name in known else None
