@@ -67,7 +67,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings", "warnings"}``."""
+        """``surrobench/diagnosis-v7``: ``{"schema", "context", "findings", "warnings"}``."""
         return diagnosis_json(list(self.findings), self.context, self.warnings)
 
     @property

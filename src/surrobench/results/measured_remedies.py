@@ -315,7 +315,7 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
             c = theirs.get(frozenset(m.remedy.split("+")))
             if c is None or (m.verdict == "faster") == (c["verdict"] == "accepted"):
                 continue
-            if m.verdict in ("faster", "slower", "no-difference") and c["verdict"] in ("accepted", *SLOWER):
+            if m.verdict in MEASURED[:4] and c["verdict"] in ("accepted", *SLOWER):
                 out.append(
                     f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} "
                     f"{speedup_text(c['speedup'])}{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows "
