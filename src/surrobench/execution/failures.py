@@ -17,6 +17,9 @@ Sources of the messages and of the rules they carry:
 - TorchInductor generates no code for complex tensors (it warns "Torchinductor does not support code
   generation for complex operators"), and TorchDynamo raises ``NotImplementedError`` (wrapped as
   ``InternalTorchDynamoError``) or ``Unsupported`` on code it cannot trace.
+- An op without a kernel for a dtype: ATen's dispatch macros raise ``"addmm_impl_cpu_" not implemented for 'Half'``
+  (``AT_DISPATCH_*``, naming the kernel); ``torch.complex`` raises ``Expected both inputs to be Half, Float or Double
+  tensors but got BFloat16 and BFloat16`` (aten/src/ATen/native/TensorFactories.cpp), naming none.
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
         "fft_no_half",
         r"unsupported dtype half",
         "the FFT library has no fp16 transform on this device (the CPU's PocketFFT): keep the FFTs in fp32",
+    ),
+    (
+        "unsupported_dtype",
+        r"(?:\"(?P<op>[^\"]+)\" not implemented for '|(?P<op2>[\w.]+): low precision dtypes not supported\. got "
+        r"|expected both inputs to be half, float or double tensors but got )(?P<dtype>bfloat16|half|complexhalf)",
+        "an op{op} has no {dtype} kernel on this device: the precision is unsupported here; keep that op in fp32 "
+        "(cast around it), or use another precision",
     ),
     (
         "out_of_memory",
@@ -125,8 +135,10 @@ def explain_failure(failure: BaseException | str | None, device: str | None = No
     joined = "\n".join(texts)
     in_compile = bool(_COMPILE_CONTEXT.search(joined))
     for cause, pattern, line in _COMPILED:
-        if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
-            return FailureCause(cause, line.format(cuda_graph="" if device == "cpu" else " or as a CUDA graph"))
+        if (found := pattern.search(joined)) and (cause not in _COMPILE_ONLY or in_compile):
+            named = found.groupdict()  # a dtype error's op (``op`` or ``op2``, where it names one) and dtype
+            op, graph = named.get("op") or named.get("op2"), "" if device == "cpu" else " or as a CUDA graph"
+            return FailureCause(cause, line.format_map(named | {"op": f" ({op})" if op else "", "cuda_graph": graph}))
     first_line = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
     return FailureCause(UNKNOWN, first_line)
 
