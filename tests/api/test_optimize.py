@@ -375,3 +375,13 @@ def test_a_precision_an_op_cannot_run_is_explained_as_an_unsupported_dtype(tmp_p
     (bf16,) = entry["candidates"]
     assert bf16["verdict"] == "failed" and bf16["cause"] == "unsupported_dtype"
     assert "BFloat16" in bf16["error"] and "no BFloat16 kernel" in bf16["reason"]
+
+
+def test_each_config_is_announced_by_its_label_with_every_input():
+    from surrobench.api.optimize import optimize
+
+    labels = []
+    optimize(
+        "deeponet", shapes="64", device="cpu", warmup=1, iters=4, budget_s=2, only="threads=1", on_config=labels.append
+    )
+    assert labels == ["deeponet 64x2,1x100 b1 fp32 eager"]  # ConfigResult.label, not the bare shape asked (64)
