@@ -82,10 +82,9 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "grid sampling",
         (),
-        "reads at the coordinates of a grid (grid_sample): non-coalesced where neighbouring points read far apart",
+        "reads at the coordinates of a grid (grid_sample): scattered where neighbouring points read far apart",
         (_GRID,),
         (_GRID,),
-        "reads at the coordinates of a grid (cache misses where neighbouring points read far apart)",
     ),
     OpFamily(
         "index reduction",

@@ -268,9 +268,9 @@ class _ShapeBytes(TorchDispatchMode):
 
 
 def count_op_costs(forward: Callable[[], object], module: torch.nn.Module | None = None) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown.
-    ``module``'s parameters require no grad meanwhile: FlopCounterMode's module tracker hooks a module input that
-    does, which fails under inference mode (a parameter into a submodule, ``self.lin(self.q)``)."""
+    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown. The
+    ``module``'s parameters require no grad meanwhile (FlopCounterMode's module tracker fails on one a submodule
+    takes under inference mode, ``self.lin(self.q)``)."""
     grads = [p.requires_grad_(False) for p in module.parameters() if p.requires_grad] if module is not None else []
     try:
         with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:

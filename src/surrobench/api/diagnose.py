@@ -441,18 +441,13 @@ def _perf_system(doc: dict, where: str) -> dict:
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
     if len(with_view) != 1:
-        names = ", ".join(_perf_label(r) for r in with_view)
+        names = ", ".join(str(r.get("label", r.get("model"))) for r in with_view)  # a report before labels: its model
         several = f"{len(with_view)} configs have a system view ({names}); give one: the perf document of that config"
         none = f"no config of this {schemas.PERF} document has a system view ({len(reports)} config(s), none passed)"
         raise UsageError.bad(
             "system_view", f"{where}: " + (f"{several} alone, or its 'system' object" if with_view else none)
         )
     return with_view[0]["system"]
-
-
-def _perf_label(report: dict) -> str:
-    shape = "x".join(str(d) for d in report.get("input_shape") or ())
-    return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
 
 
 def refuse_workload(given: Sequence[str], *, trace: bool) -> None:

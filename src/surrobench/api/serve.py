@@ -83,7 +83,7 @@ def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]
     try:
         out = tuple(float(v) for v in items if str(v).strip())
     except (TypeError, ValueError):
-        raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated") from None
+        out = ()  # not numbers: refused as none
     if not out:
         raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated")
     return out
@@ -142,10 +142,7 @@ def serve_request(
     if len(given) > 1:
         detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
         raise UsageError.bad(given[1], detail, others=(given[0],))
-    if arrivals_file is not None:
-        arrival = "replay"
-    if concurrency is not None:
-        arrival = "closed"
+    arrival = "closed" if concurrency is not None else "replay" if arrivals_file is not None else arrival
     if find_max and p99_ms is None:
         detail = "needs {p99_ms}, the latency target the capacity is measured at"
         raise UsageError.bad("find_max", detail, others=("p99_ms",))

@@ -20,14 +20,8 @@ from surrobench.errors import ModelError
 from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
-from surrobench.execution.runner import (
-    ModelOutputError,
-    PreparedModel,
-    check_output,
-    config_step,
-    error_text,
-    input_specs,
-)
+from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
+from surrobench.execution.runner import input_specs
 from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
 from surrobench.execution.timing import warm_up
 from surrobench.records.config import InputSpec
