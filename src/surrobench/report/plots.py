@@ -214,7 +214,7 @@ def speedup_vs_error(doc: dict) -> Figure | None:
             ax.errorbar([x], [sp["median"]], yerr=yerr, fmt=marker, color=color, capsize=3, label=label)
         ax.axhline(1.0, color="0.5", lw=0.8)
         ax.axvline(doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
-        title = _title(f"{entry['label']} on {entry['device']}")  # every input (ConfigResult.label)
+        title = _title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}")
         labels = dict(xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)")
         ax.set(xscale="log", yscale="log", title=title, **labels)
         plain_log(ax.xaxis, ax.yaxis)
