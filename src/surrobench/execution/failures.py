@@ -35,10 +35,8 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "fft_no_bf16",
         r"unsupported dtype bfloat16",
-        (
-            "the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
-            "fp16 at power-of-2 sizes"
-        ),
+        "the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
+        "fp16 at power-of-2 sizes",
     ),
     (
         "fft_half_size",
@@ -65,10 +63,8 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "graph_capture_sync",
         r"not permitted when stream is capturing|previous error during capture|streamcapture|stream capture",
-        (
-            "CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
-            "node count inferred from edge_index): remove it from forward, or run eager/compile"
-        ),
+        "CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
+        "node count inferred from edge_index): remove it from forward, or run eager/compile",
     ),
     (
         "nonfinite_output",
@@ -78,18 +74,14 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "inductor_complex",
         r"complex",
-        (
-            "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
-            "(torch.compiler.disable around the spectral layers), or run it eager{cuda_graph}"
-        ),
+        "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
+        "(torch.compiler.disable around the spectral layers), or run it eager{cuda_graph}",
     ),
     (
         "dynamo_unsupported",
         r"dynamo|inductor|backendcompilerfailed",
-        (
-            "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager{cuda_graph}, "
-            "or compile a submodule that traces"
-        ),
+        "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager{cuda_graph}, "
+        "or compile a submodule that traces",
     ),
 )
 UNKNOWN = "unknown"
