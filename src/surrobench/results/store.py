@@ -336,15 +336,10 @@ _FULL_BELOW_BYTES = 64 * 4096
 #: SQLite's primary result codes (``sqlite3.Error.sqlite_errorname`` without an extended suffix,
 #: https://www.sqlite.org/rescode.html) and what failed, in words.
 _WRITE_FAILURES = {
-    "SQLITE_FULL": "disk full",
-    "SQLITE_BUSY": "locked by another process",
-    "SQLITE_LOCKED": "locked by another process",
-    "SQLITE_READONLY": "read-only",
-    "SQLITE_IOERR": "I/O error",
-    "SQLITE_CANTOPEN": "cannot open the file",
-    "SQLITE_CORRUPT": "the file is damaged",
-    "SQLITE_NOTADB": "the file is damaged",
-}
+    "SQLITE_FULL": "disk full", "SQLITE_BUSY": "locked by another process", "SQLITE_LOCKED": "locked by another process",
+    "SQLITE_READONLY": "read-only", "SQLITE_IOERR": "I/O error", "SQLITE_CANTOPEN": "cannot open the file",
+    "SQLITE_CORRUPT": "the file is damaged", "SQLITE_NOTADB": "the file is damaged",
+}  # fmt: skip
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
