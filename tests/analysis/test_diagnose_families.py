@@ -391,3 +391,31 @@ def test_a_roofline_selection_is_named_by_the_family_its_table_shows():
         table = _cpu_table(("aten::topk", 0.6, ()), *rows)
         f = memory_bound(_evidence(5.0, topk, table=table), TH)
         assert any(f"aten::topk: FLOPs unknown ({family} op" in e.text for e in f.evidence)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aten::upsample_trilinear3d",
+        "aten::upsample_bilinear2d",
+        "aten::upsample_nearest2d",
+        "aten::_upsample_bilinear2d_aa",
+        "void at::native::(anonymous namespace)::upsample_nearest2d_out_frame<float, "
+        "&at::native::nearest_neighbor_compute_source_index>(float const*, float*)",
+    ],
+)
+def test_interpolation_is_a_resampling_read_not_a_gather_by_index(name):
+    assert categorize(name) == "elementwise/activation"
+    family = family_of(name)
+    assert family.name == "elementwise" and family.low_intensity
+    assert not [c for c in family.action + family.cpu_action if "indices" in c.text]
+
+
+def test_a_grid_sample_is_a_gather_at_the_grid_s_coordinates_without_index_advice():
+    for name in ("aten::grid_sampler_2d", "aten::grid_sampler_3d", "aten::cudnn_grid_sampler"):
+        assert categorize(name) == "concat/index/gather/scatter"
+        assert family_of(name).name == "grid sampling"
+    op = _op("aten::grid_sampler_2d", "concat/index/gather/scatter", 2.0, 0.5, gbps=300.0, flops=0)
+    f = memory_bound(_evidence(4.0, op), TH)
+    assert "grid sampling (aten::grid_sampler_2d)" in f.action and "grid's points" in f.action
+    assert "int32" not in f.action

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,26 @@ def test_shapes_requested_vs_executed():
     compiled = read_shapes(table, (2, 3, 128, 128), compiled=True)
     assert compiled.matches is None and "ran compiled" in compiled.unknown_why
     assert read_shapes(table, (2, 3, 64, 64), compiled=True).matches is True
+
+
+def test_every_input_of_a_two_input_model_is_checked_and_named():
+    from surrobench.report.op_tables import reading_lines
+
+    table = _table(
+        _op("aten::addmm", "gemm/matmul/einsum", 0.6, shapes=["[[64], [1, 100], [100, 64]]"]),
+        _op("aten::mul", "elementwise/activation", 0.4, shapes=["[[64, 2], [64, 2]]"]),
+    )
+    both = read_shapes(table, (64, 2), (1, 100))
+    assert (both.requested, both.inputs, both.matches) == ((64, 2), ((64, 2), (1, 100)), True)
+    assert both.consumers == ("aten::mul", "aten::addmm")  # the primary input's consumers first
+    one = read_shapes(table, (64, 2), (1, 16, 8))
+    assert one.matches is False and one.missing == ((1, 16, 8),) and one.consumers == ("aten::mul",)
+    readings = json.loads(json.dumps(read_table(table, "m", (64, 2), (1, 16, 8)).to_json()))
+    assert reading_lines(readings)[3] == (
+        "4. shapes: requested 64x2,1x16x8: 1x16x8 NOT among any op's inputs (reshaped or padded before the model?)"
+    )
+    readings["shapes"] = {"requested": [64, 2], "consumers": [], "matches": False}  # profile-v3: the primary alone
+    assert reading_lines(readings)[3].startswith("4. shapes: requested 64x2 is NOT among")
 
 
 def test_fragments_of_the_index_category_are_its_concatenations_only():

@@ -223,3 +223,28 @@ def test_savings_beyond_a_findings_ops_read_as_the_whole_steps_and_overlap(tmp_p
             f"{d.findings[0].config}: measured savings overlap (threads=1 12 ms, compile 32.5 ms of a drifted 39.2 ms "
             "window)"
         )
+
+
+def test_a_remedy_not_faster_says_the_paired_rule_s_one_word_in_note_json_and_action(tmp_path, monkeypatch):
+    """optimize's ``rejected_not_faster`` is the paired rule's ``inconclusive`` or ``unchanged``
+    (records/paired.py): the per-config note, the measured remedy's JSON and the action all say that word."""
+    from surrobench.records.paired import Speedup
+    from surrobench.results.optimize import CandidateResult
+
+    _with_a_compile_finding(monkeypatch)
+    noisy = Speedup(0.90, (0.88, 0.95), 0.062)  # below 1 but not beyond the margin: inconclusive
+    assert noisy.verdict() == "inconclusive"
+
+    def planted(cfg, prepared, findings, budget_s, **kw):
+        c = CandidateResult("compile", "rejected_not_faster", "planted", speedup=noisy, baseline_ms=4.37)
+        return (advice.measured_remedy(c, 1e-2),)
+
+    monkeypatch.setattr(advice, "measure_config", planted)
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=7.5, **SWEEP)
+    (finding,) = [f for f in d.findings if f.measured]
+    assert [m["verdict"] for m in d.to_json()["findings"][d.findings.index(finding)]["measured"]] == ["inconclusive"]
+    assert "compile: measured 0.90x [0.88, 0.95], inconclusive (" in finding.action
+    assert any("compile (inconclusive 0.90x)" in w for w in d.warnings)
+    same = Speedup(1.0, (0.99, 1.01), 0.01)
+    c = CandidateResult("tf32", "rejected_not_faster", "planted", speedup=same, baseline_ms=4.0)
+    assert advice.measured_remedy(c, 1e-2).verdict == "unchanged"

@@ -344,3 +344,44 @@ def test_a_half_precision_baseline_is_measured_against_fp32(tmp_path):
     (fp32,) = entry.candidates
     assert (fp32.name, fp32.verdict) == ("fp32", "accepted") and fp32.speedup.median > 5
     assert entry.recommended == ("fp32",) and "--precision fp32" in entry.run_command
+
+
+COMPLEX_MODEL = '''
+import torch
+
+
+class Modes(torch.nn.Module):
+    """A linear layer, then complex modal amplitudes: torch.complex has no bf16 kernel."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 16)
+
+    def forward(self, x):  # x (B, 8)
+        re, im = self.lin(x).chunk(2, -1)
+        return torch.view_as_real(torch.complex(re, im))
+
+
+def build():
+    return Modes()
+'''
+
+
+def test_a_precision_an_op_cannot_run_is_explained_as_an_unsupported_dtype(tmp_path):
+    (tmp_path / "modes.py").write_text(COMPLEX_MODEL)
+    plan = sweep_plan(f"{tmp_path / 'modes.py'}:build", shapes=["1x8"], device="cpu", warmup=1, iters=4, threads=1)
+    with ResultStore(tmp_path / "o.db") as store:
+        (entry,) = optimize_plans(OptimizeRequest((plan,), rounds=2, only=("bf16",)), store).to_json()["configs"]
+    (bf16,) = entry["candidates"]
+    assert bf16["verdict"] == "failed" and bf16["cause"] == "unsupported_dtype"
+    assert "BFloat16" in bf16["error"] and "no BFloat16 kernel" in bf16["reason"]
+
+
+def test_each_config_is_announced_by_its_label_with_every_input():
+    from surrobench.api.optimize import optimize
+
+    labels = []
+    optimize(
+        "deeponet", shapes="64", device="cpu", warmup=1, iters=4, budget_s=2, only="threads=1", on_config=labels.append
+    )
+    assert labels == ["deeponet 64x2,1x100 b1 fp32 eager"]  # ConfigResult.label, not the bare shape asked (64)

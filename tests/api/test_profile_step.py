@@ -80,3 +80,16 @@ def test_a_bad_profiler_option_is_named_before_anything_is_planned_or_timed(monk
     with pytest.raises(UsageError) as bad:
         profile_api.profile("pinn-mlp", shapes=[16], device="cpu", **keywords)
     assert bad.value.parameter == parameter and str(bad.value).startswith(f"{parameter} ")
+
+
+def test_reading_4_of_a_two_input_model_checks_and_names_every_input():
+    import json
+
+    from surrobench.report.op_tables import reading_lines
+
+    profiled = profile_api.profile("deeponet", shapes=[64], device="cpu", threads=1, warmup=1, iters=3)
+    (report,) = json.loads(json.dumps(profiled.to_json()))["profiles"]
+    shapes = report["readings"]["shapes"]
+    assert shapes["inputs"] == [[64, 2], [1, 100]] and shapes["requested"] == [64, 2]
+    assert shapes["matches"] is True and shapes["missing"] == []
+    assert reading_lines(report["readings"])[3].startswith("4. shapes: requested 64x2,1x100 reached ")

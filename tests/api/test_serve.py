@@ -695,3 +695,25 @@ def test_a_load_where_nothing_arrived_after_the_warm_up_names_the_duration():
         load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.25, target_rps=0.001)
     assert none.value.others == ("warmup_s", "duration_s")
     assert usage_line(none.value).endswith("shorten --warmup-s or lengthen --duration-s")  # the CLI's words
+
+
+def test_a_two_input_model_is_titled_by_every_input_of_one_request(tmp_path):
+    record = serve(
+        "deeponet",
+        rates="20",
+        max_batch="1",
+        duration_s=0.3,
+        min_requests=0,
+        warmup_s=0.05,
+        shapes="64",
+        device="cpu",
+        threads=1,
+        warmup=1,
+    )
+    assert record.workload["request_inputs"] == [
+        {"shape": [64, 2], "dtype": "float32"},
+        {"shape": [1, 100], "dtype": "float32"},
+    ]
+    assert record.label() == "deeponet 64x2,1x100 fp32 eager on cpu"
+    older = {k: v for k, v in record.workload.items() if k != "request_inputs"}  # a record written before them
+    assert replace(record, workload=older).label() == "deeponet 64 fp32 eager on cpu"

@@ -19,7 +19,7 @@ def test_diagnose_trace_writes_findings_json_and_markdown(tmp_path):
     out, md = tmp_path / "d.json", tmp_path / "d.md"
     assert run_cli(["diagnose", str(FNO), "--json", str(out), "--markdown", str(md)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/diagnosis-v6" and doc["findings"][0]["kind"] == "launch_bound"
+    assert doc["schema"] == "surrobench/diagnosis-v7" and doc["findings"][0]["kind"] == "launch_bound"
     assert "| launch_bound | high |" in md.read_text()
 
 
@@ -328,7 +328,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     context = doc["context"]
     assert f"interrupted: 2 of 2 configs stored as run {context['run_id']}, 1 of 2 profiled" in err
     assert "Traceback" not in err and calls == [1, 2]
-    assert doc["schema"] == "surrobench/diagnosis-v6" and context["interrupted"] is True
+    assert doc["schema"] == "surrobench/diagnosis-v7" and context["interrupted"] is True
     (label,) = context["profiled"]
     assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
     # b2 was profiled after the cut: only the run-level checks over the timed configs may name it (a noisy host can

@@ -102,3 +102,24 @@ def test_a_failed_cpu_allocation_is_stored_as_oom():
     r = run_config(exec_config(), prepare_model(TinySurrogate(_HugeCpuAllocation), "cpu", 0))
     assert "DefaultCPUAllocator" in r.error  # the allocator's own RuntimeError, kept as raised
     assert r.status == "oom" and r.extra["failure_cause"] == "out_of_memory"
+
+
+@pytest.mark.parametrize(
+    "message, op, dtype",
+    [
+        (
+            "RuntimeError: Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16",
+            "",
+            "BFloat16",
+        ),
+        ("""RuntimeError: "addmm_impl_cpu_" not implemented for 'Half'""", " (addmm_impl_cpu_)", "Half"),
+        ("RuntimeError: linalg.inv: Low precision dtypes not supported. Got BFloat16", " (linalg.inv)", "BFloat16"),
+    ],
+)
+def test_a_precision_an_op_has_no_kernel_for_is_an_unsupported_dtype_naming_the_op_it_names(message, op, dtype):
+    got = explain_failure(message, "cpu")
+    assert got.cause_id == "unsupported_dtype" and got.line.startswith(f"an op{op} has no {dtype} kernel")
+
+
+def test_a_dtype_an_op_has_no_kernel_for_outside_the_half_precisions_is_not_a_precision_s():
+    assert explain_failure("""NotImplementedError: "GeluKernelImpl" not implemented for 'Long'""").cause_id == "unknown"

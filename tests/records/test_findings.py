@@ -77,7 +77,7 @@ def test_a_diagnosis_of_any_version_still_reads():
     )
     f = Finding("launch_bound", "high", "idle", (), clauses, 0.83, "x", measured=(m,))
     doc = json.loads(json.dumps(diagnosis_json([f], {})))
-    assert doc["schema"] == "surrobench/diagnosis-v6" and findings_from_json(doc) == [f]
+    assert doc["schema"] == "surrobench/diagnosis-v7" and findings_from_json(doc) == [f]
     gain = {"kind": "measured", "ms": 2.96, "remedy": "cudagraph", "whole_step": False, "drifted": False}
     assert doc["findings"][0]["gain"] == gain
     stored = {k: v for k, v in doc["findings"][0]["measured"][0].items() if k != "drifted"}  # written before it was
@@ -105,11 +105,16 @@ def test_measured_actions_read_as_the_issue_shows_them():
         MeasuredRemedy("tf32", "better")
 
 
-def test_a_no_difference_beyond_the_margin_reads_inconclusive_as_the_paired_rule_says():
-    """The paired rule's ``no-difference`` holds ``unchanged`` and ``inconclusive`` (records/paired.py): a point
-    estimate beyond the margin whose interval is not (a 28x bf16 under a drifting baseline) is inconclusive."""
+def test_a_v6_no_difference_reads_as_the_paired_rule_s_verdict_of_its_numbers():
+    """A diagnosis-v6 ``no-difference`` held the paired rule's ``unchanged`` and ``inconclusive`` (records/paired.py):
+    read back, it is the one its numbers give (a 28x bf16 under a drifting baseline is inconclusive), and the line
+    says that same word."""
     from surrobench.records.findings import MeasuredRemedy
 
-    wide = MeasuredRemedy("bf16", "no-difference", 28.3, (1.17, 34.5), noise_floor=0.174, margin=0.174)
+    wide = MeasuredRemedy.from_json(
+        {"remedy": "bf16", "verdict": "no-difference", "speedup": 28.3, "ci95": [1.17, 34.5], "margin": 0.174}
+    )
     near = MeasuredRemedy("bf16", "no-difference", 1.05, (0.98, 1.12), noise_floor=0.174, margin=0.174)
-    assert ", inconclusive (" in wide.text() and ", no difference (" in near.text()
+    bare = MeasuredRemedy("bf16", "no-difference")  # no numbers to judge
+    assert (wide.verdict, near.verdict, bare.verdict) == ("inconclusive", "unchanged", "inconclusive")
+    assert ", inconclusive (" in wide.text() and ", unchanged (" in near.text()

@@ -74,6 +74,9 @@ def test_rows_and_recipe_lines():
     assert [r["name"] for r in table] == ["baseline", "cudagraph", "channels_last"]
     assert table[1]["speedup"] == "4.00x [3.90, 4.10]" and table[1]["peak_mib"] == "1.0"
     assert table[1]["top_op"] == "aten::mm 40%" and table[2]["break_even"] == "-"
+    assert table[1]["break_even"] == "12"
+    entry["candidates"][1]["break_even_calls"] = 989842.0  # an older document's, for a candidate not faster
+    assert rows(entry)[2]["break_even"] == "-"
     # each candidate's own window's baseline, absent ("-") in reports written before it was kept
     assert table[0]["baseline_ms"] == "1.200" and table[1]["baseline_ms"] == "4.400" and table[2]["baseline_ms"] == "-"
     entry["recipe"] |= {"speedup": entry["candidates"][0]["speedup"], "window_speedups": [4.0], "windows": 1}

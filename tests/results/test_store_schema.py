@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from synthetic import config, latency_samples, run
 
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.results.store import SCHEMA_VERSION, ResultStore
 
 # the tables as written before the schema was versioned (user_version 0, no runs.state)
@@ -133,6 +133,23 @@ def test_a_running_run_whose_process_is_gone_is_listed_abandoned(tmp_path):
         states = {r.run_id[-4:]: r.state for r in store.list_runs()}
         assert store.run_state("20261201-000002-gone") == "running"  # derived when listing, never written
     assert states == {"live": "running", "gone": "abandoned", "reus": "abandoned", "else": "running"}
+
+
+@pytest.mark.parametrize("error, state", [(RuntimeError("planted"), "failed"), (Interrupted("planted"), "interrupted")])
+def test_an_error_leaving_the_store_marks_this_process_s_running_runs(tmp_path, error, state):
+    db = tmp_path / "r.db"
+    with pytest.raises(type(error)), ResultStore(db) as store:
+        _stored_running(store, "20261201-000007-mine")
+        _stored_running(store, "20261201-000008-othr", pid=1)  # another process's: left as it is
+        _stored_running(store, "20261201-000009-done")
+        store.finish_run("20261201-000009-done")
+        raise error
+    with ResultStore(db) as store:
+        assert {r.run_id[-4:]: store.run_state(r.run_id) for r in store.list_runs()} == {
+            "mine": state,
+            "othr": "running",
+            "done": "complete",
+        }
 
 
 def test_a_version_2_database_gains_the_run_owner_columns(tmp_path):

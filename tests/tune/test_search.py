@@ -492,3 +492,14 @@ def test_the_first_fresh_pair_runs_on_the_time_the_search_kept_for_it(monkeypatc
     assert budget.fits()
     budget.pair_s = 20.8  # a further pair, by the time the first took: only when the rest of the budget fits it
     assert not budget.fits()
+
+
+def test_break_even_calls_only_for_a_candidate_faster_by_the_rule():
+    """A candidate not faster (1.0x, 0.7x) never pays its setup back: no break-even, whatever its medians say."""
+    search = planted_search(_bench(speedups={"tf32": 1.0}))
+    search.run(remedies(*ORDER))
+    calls = {c.name: c.break_even_calls for c in search.done if c.speedup is not None}
+    verdicts = {c.name: c.verdict for c in search.done}
+    assert verdicts["tf32"] == "rejected_not_faster" and verdicts["channels_last"] == "rejected_slower"
+    assert {n for n, v in calls.items() if v is not None} == {n for n in calls if verdicts[n] == "accepted"}
+    assert calls["cudagraph"] is not None

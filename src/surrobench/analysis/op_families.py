@@ -42,6 +42,7 @@ _INT32 = Clause("use int32 indices")
 _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
 _SORTED = Clause("order the indices (or the rows they point to) so that neighbouring reads touch neighbouring memory")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
+_GRID = Clause("order the grid's points so that neighbouring points read neighbouring memory")
 _CSR = "sort edges by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
@@ -77,6 +78,13 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         (_SORTED, _INT32),
         (_SORTED, _INT32),
         "irregular access by index (cache misses on every row)",
+    ),
+    OpFamily(
+        "grid sampling",
+        (),
+        "reads at the coordinates of a grid (grid_sample): scattered where neighbouring points read far apart",
+        (_GRID,),
+        (_GRID,),
     ),
     OpFamily(
         "index reduction",
@@ -175,15 +183,19 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}
 _BY_CATEGORY = {c: f for f in OP_FAMILIES for c in f.categories}
-#: Ops of the gather/scatter category that only concatenate: they belong with the copies.
-_CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9])|catarray")
+#: Ops of the gather/scatter category with a family of their own, first match wins: those that only concatenate
+#: (with the copies), reduce by index (a scatter_ writes, a scatter_add_ adds) or sample at a grid's coordinates.
+_GATHER_FAMILIES = (
+    ("copy/cast/cat", r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9])|catarray"),
+    ("index reduction", r"scatter_add|scatter_reduce|index_add|index_reduce|segment_reduce|embedding_bag"),
+    ("grid sampling", r"grid_sampl"),
+)
 #: PyTorch's own im2col + GEMM convolutions, taken over oneDNN for a small fp32 input at batch 1 (not at 2, not in
 #: bf16: ``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp; seen in torch 2.13) and without cuDNN.
 _IM2COL = re.compile(r"slow_conv|thnn_conv")
-#: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that reduce
-#: by index (a scatter_ writes, a scatter_add_ adds); ops that search sorted boundaries.
+#: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that search
+#: sorted boundaries.
 _DISTANCE = re.compile(r"[cp]dist|euclidean_dist")
-_REDUCE_BY_INDEX = re.compile(r"scatter_add|scatter_reduce|index_add|index_reduce|segment_reduce|embedding_bag")
 _SEARCH = re.compile(r"searchsorted|bucketize")
 
 
@@ -191,8 +203,9 @@ def family_of(name: str, knn: bool = False) -> OpFamily | None:
     """The family of an op or kernel name, None for ops of no family (communication, other); a sort or selection
     is a nearest-neighbour search's only with all-pairs distances in evidence (``knn``, :func:`pairwise`)."""
     category, lowered = categorize(name), name.lower()
-    if category == "concat/index/gather/scatter" and (_CONCAT.search(lowered) or _REDUCE_BY_INDEX.search(lowered)):
-        return _BY_NAME["copy/cast/cat" if _CONCAT.search(lowered) else "index reduction"]
+    if category == "concat/index/gather/scatter":
+        own = (f for f, pattern in _GATHER_FAMILIES if re.search(pattern, lowered))
+        return _BY_NAME[next(own, "scatter/gather/index")]
     if category == "distance/selection" and (_SEARCH.search(lowered) or not (knn or _DISTANCE.search(lowered))):
         return _BY_NAME["search" if _SEARCH.search(lowered) else "sort/selection"]
     return _BY_NAME["im2col convolution"] if _IM2COL.search(lowered) else _BY_CATEGORY.get(category)

@@ -36,19 +36,9 @@ BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT = 4
 COMPLEX_MATMUL_FACTOR = 4
 #: FLOPs per output element of elementwise arithmetic: (real, complex).
 _ELEMENTWISE = {
-    "add": (1, 2),
-    "sub": (1, 2),
-    "rsub": (1, 2),
-    "mul": (1, 6),
-    "div": (1, 11),
-    "neg": (1, 2),
-    "abs": (1, None),
-    "relu": (1, None),
-    "clamp": (1, None),
-    "clamp_min": (1, None),
-    "maximum": (1, None),
-    "minimum": (1, None),
-}
+    "add": (1, 2), "sub": (1, 2), "rsub": (1, 2), "mul": (1, 6), "div": (1, 11), "neg": (1, 2), "abs": (1, None),
+    "relu": (1, None), "clamp": (1, None), "clamp_min": (1, None), "maximum": (1, None), "minimum": (1, None),
+}  # fmt: skip
 _SCATTER_ADD = ("scatter_add", "scatter_add_", "index_add", "index_add_", "scatter_reduce", "scatter_reduce_")
 _SCATTER_ADD += ("index_reduce", "index_reduce_")
 _REDUCTIONS = ("sum", "mean")
@@ -267,10 +257,17 @@ class _ShapeBytes(TorchDispatchMode):
         return out
 
 
-def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown."""
-    with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
-        forward()
+def count_op_costs(forward: Callable[[], object], module: torch.nn.Module | None = None) -> dict[str, OpCost]:
+    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown. The
+    ``module``'s parameters require no grad meanwhile (FlopCounterMode's module tracker fails on one a submodule
+    takes under inference mode, ``self.lin(self.q)``)."""
+    grads = [p.requires_grad_(False) for p in module.parameters() if p.requires_grad] if module is not None else []
+    try:
+        with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
+            forward()
+    finally:
+        for p in grads:
+            p.requires_grad_(True)
     known = counted_ops(FLOP_FORMULAS)
     for name, cost in shapes.costs.items():
         cost.flops = 0 if name in known else None

@@ -75,13 +75,16 @@ class MemoryReading:
 
 @dataclass(frozen=True)
 class ShapeReading:
-    """Reading 4; ``matches`` None without recorded shapes or when compiled (``unknown_why``)."""
+    """Reading 4; ``matches`` None without recorded shapes or when compiled (``unknown_why``); ``requested`` the
+    primary input's shape, ``inputs`` every input's (several only), ``missing`` those no op received."""
 
     requested: tuple[int, ...]
-    consumers: tuple[str, ...]  # ops that received a tensor of the requested shape (up to HEAD_OPS)
+    consumers: tuple[str, ...]  # ops that received a tensor of a requested shape (up to HEAD_OPS)
     head_shapes: dict[str, tuple[str, ...]]  # executed input shapes of the head ops
     matches: bool | None
     unknown_why: str | None = None
+    inputs: tuple[tuple[int, ...], ...] = ()
+    missing: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,27 +194,28 @@ def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
     return parsed
 
 
-def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = False) -> ShapeReading:
-    """Reading 4: ops that received exactly ``requested`` and the head ops' shapes."""
-    head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
+def read_shapes(table: OpTable, *requested: tuple[int, ...], compiled: bool = False) -> ShapeReading:
+    """Reading 4: ops that received exactly one of the ``requested`` shapes (each input's, the primary first) and
+    the head ops' shapes; it matches when every input reached an op."""
+    shapes = [tuple(s) for s in requested]
+    heads = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
+    head = {"head_shapes": heads, "inputs": tuple(shapes) if len(shapes) > 1 else ()}
     if not table.has_shapes:
-        return ShapeReading(tuple(requested), (), head_shapes, None)
-    wanted = list(requested)
-    consumers = [
-        op.name
-        for op in table.ops
-        if any(wanted in (arg for arg in sig if isinstance(arg, list)) for sig in _signatures(op.input_shapes))
-    ]
+        return ShapeReading(shapes[0], (), matches=None, **head)
+    args = {op.name: [a for s in _signatures(op.input_shapes) for a in s if isinstance(a, list)] for op in table.ops}
+    reached = {s: [name for name, got in args.items() if list(s) in got] for s in shapes}
+    consumers = tuple(dict.fromkeys(name for names in reached.values() for name in names))
     if compiled and not consumers:
         why = "the model ran compiled: its ops receive the compiled graph's buffers, not the input"
-        return ShapeReading(tuple(requested), (), head_shapes, None, why)
-    return ShapeReading(tuple(requested), tuple(consumers[:HEAD_OPS]), head_shapes, bool(consumers))
+        return ShapeReading(shapes[0], (), matches=None, unknown_why=why, **head)
+    missing = tuple(s for s, names in reached.items() if not names)
+    return ShapeReading(shapes[0], consumers[:HEAD_OPS], matches=not missing, missing=missing, **head)
 
 
 def read_table(
-    table: OpTable, model: str, requested: tuple[int, ...], *, compiled: bool = False, scale: float = 1.0
+    table: OpTable, model: str, *requested: tuple[int, ...], compiled: bool = False, scale: float = 1.0
 ) -> Readings:
-    """All four readings of ``table`` for ``model`` run on an input of shape ``requested`` (``compiled``:
+    """All four readings of ``table`` for ``model`` run on inputs of the ``requested`` shapes (``compiled``:
     under ``torch.compile``, see :func:`read_shapes`; ``scale``: :func:`read_fragmentation`'s)."""
-    shapes = read_shapes(table, requested, compiled=compiled)
+    shapes = read_shapes(table, *requested, compiled=compiled)
     return Readings(read_structure(table, model), read_fragmentation(table, scale), read_memory(table), shapes)

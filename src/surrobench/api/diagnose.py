@@ -67,7 +67,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings", "warnings"}``."""
+        """``surrobench/diagnosis-v7``: ``{"schema", "context", "findings", "warnings"}``."""
         return diagnosis_json(list(self.findings), self.context, self.warnings)
 
     @property
@@ -208,15 +208,19 @@ def diagnose_workload(
         result = report.config
         cfg = plan.config_for(result)
         prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-        with config_step(replace(cfg, mode="eager"), prepared) as (step, _):  # FLOPs and bytes of one eager forward
-            costs = count_op_costs(lambda: step(0))
+        try:
+            with config_step(replace(cfg, mode="eager"), prepared) as (step, _):  # FLOPs, bytes of one eager forward
+                costs = count_op_costs(lambda: step(0), prepared.module)
+        except Exception as exc:  # a counter's failure costs the FLOPs, not the diagnosis
+            costs = None
+            notes.append(f"{report.label()}: FLOPs not counted, no roofline ({type(exc).__name__}: {exc})")
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
             notes.append(
                 f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
                 f"calibration: {problem}; re-run {calibrate_command(result.device, record.env.get('torch_threads'))}"
             )
-        elif ceilings is not None:
+        elif ceilings is not None and costs is not None:
             unprofiled = result.latency_ms.median if result.latency_ms else None
             scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
             roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
@@ -244,7 +248,7 @@ def diagnose_workload(
         if passed is not None:  # a cause the profile's own check states (a step off the timed one) is said once
             said = frozenset(check_evidence(ev).problems)
             notes.extend(f"{report.label()}: {line}" for line in passed.notes(said))
-        flops[result.key()] = {name: c.flops for name, c in costs.items()}  # with its evidence, never without
+        flops[result.key()] = {n: c.flops for n, c in (costs or {}).items()}  # with its evidence, never without
         evidence.append(ev)
 
     def on_report(report) -> None:
@@ -437,18 +441,13 @@ def _perf_system(doc: dict, where: str) -> dict:
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
     if len(with_view) != 1:
-        names = ", ".join(_perf_label(r) for r in with_view)
+        names = ", ".join(str(r.get("label", r.get("model"))) for r in with_view)  # a report before labels: its model
         several = f"{len(with_view)} configs have a system view ({names}); give one: the perf document of that config"
         none = f"no config of this {schemas.PERF} document has a system view ({len(reports)} config(s), none passed)"
         raise UsageError.bad(
             "system_view", f"{where}: " + (f"{several} alone, or its 'system' object" if with_view else none)
         )
     return with_view[0]["system"]
-
-
-def _perf_label(report: dict) -> str:
-    shape = "x".join(str(d) for d in report.get("input_shape") or ())
-    return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
 
 
 def refuse_workload(given: Sequence[str], *, trace: bool) -> None:

@@ -12,7 +12,6 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig
 from surrobench.records.serve import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
@@ -39,7 +38,7 @@ def optimize(
     objective: str = "latency",
     p99_ms: float | None = None,
     command: str | None = None,
-    on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+    on_config: Callable[[str], None] = lambda label: None,
     on_phase: Callable[[str], None] = lambda text: None,
     on_warning: Callable[[str], None] | None = None,
     **sweep,
@@ -50,7 +49,7 @@ def optimize(
     config, ``tolerance`` (rel L2), ``thorough``, ``rounds``, ``only`` (remedy names): as the CLI's flags.
     ``verify``: pairs of fresh processes checking each recipe (0: none); ``processes``: pairs timing the recipe
     once more (None: :data:`DEFAULT_PROCESS_PAIRS`, 0 for a model object). Stored in ``db``, else in memory.
-    ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)`` per
+    ``on_config(label)`` per config (its ConfigResult label, every input), ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)`` per
     warning (None: a :class:`UserWarning`); ``command`` is stored with the runs. ``objective="capacity"``: the
     :class:`~surrobench.records.serve.CapacityOptimization` of :func:`surrobench.api.capacity.optimize_capacity`
     (whose keywords ``sweep`` may hold) for a ``model``, at ``p99_ms`` within ``tolerance``.

@@ -93,7 +93,8 @@ def profile_config(
     trace = child["trace_path"]
     add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=trace)
     scale = op_time_scale(table, step_ms, result.latency_ms.median if result.latency_ms else None)
-    readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile", scale=scale)
+    shapes = [s.shape for s in result.inputs] or [tuple(child["input_shape"])]
+    readings = read_table(table, cfg.model, *shapes, compiled=cfg.mode == "compile", scale=scale)
     kernels = child.get("kernel_table")
     kernels = KernelTable.from_json(kernels) if kernels else None
     if kernels is not None:

@@ -42,7 +42,7 @@ from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment
-from surrobench.records.config import EXEC_SETTINGS
+from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
@@ -83,7 +83,7 @@ def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]
     try:
         out = tuple(float(v) for v in items if str(v).strip())
     except (TypeError, ValueError):
-        raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated") from None
+        out = ()  # not numbers: refused as none
     if not out:
         raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated")
     return out
@@ -142,10 +142,7 @@ def serve_request(
     if len(given) > 1:
         detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
         raise UsageError.bad(given[1], detail, others=(given[0],))
-    if arrivals_file is not None:
-        arrival = "replay"
-    if concurrency is not None:
-        arrival = "closed"
+    arrival = "closed" if concurrency is not None else "replay" if arrivals_file is not None else arrival
     if find_max and p99_ms is None:
         detail = "needs {p99_ms}, the latency target the capacity is measured at"
         raise UsageError.bad("find_max", detail, others=("p99_ms",))
@@ -588,7 +585,8 @@ def serve(
                         if missing:  # before any load of the policy: its sizes' unloaded latency
                             _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
-                        workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
+                        shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
+                        workload.update(shapes, service_ms=service_ms)
                         mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
                         done.append(
                             serve_policy(

@@ -118,7 +118,7 @@ def optimize_command(
         sweep.pop(name, None)
     try:
         hooks = dict(
-            on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False),
+            on_config=lambda label: err_console.print(f"optimizing {label} (budget {budget_s:g} s)", markup=False),
             on_phase=lambda text: err_console.print(f"  {text}", markup=False),
             on_warning=lambda text: None,  # the report prints its warnings
         )

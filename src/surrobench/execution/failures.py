@@ -17,6 +17,9 @@ Sources of the messages and of the rules they carry:
 - TorchInductor generates no code for complex tensors (it warns "Torchinductor does not support code
   generation for complex operators"), and TorchDynamo raises ``NotImplementedError`` (wrapped as
   ``InternalTorchDynamoError``) or ``Unsupported`` on code it cannot trace.
+- An op without a kernel for a dtype: ATen's dispatch macros raise ``"addmm_impl_cpu_" not implemented for 'Half'``
+  (``AT_DISPATCH_*``, naming the kernel); ``torch.complex`` raises ``Expected both inputs to be Half, Float or Double
+  tensors but got BFloat16 and BFloat16`` (aten/src/ATen/native/TensorFactories.cpp), naming none.
 """
 
 from __future__ import annotations
@@ -32,10 +35,8 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "fft_no_bf16",
         r"unsupported dtype bfloat16",
-        (
-            "the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
-            "fp16 at power-of-2 sizes"
-        ),
+        "the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
+        "fp16 at power-of-2 sizes",
     ),
     (
         "fft_half_size",
@@ -48,6 +49,13 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
         "the FFT library has no fp16 transform on this device (the CPU's PocketFFT): keep the FFTs in fp32",
     ),
     (
+        "unsupported_dtype",
+        r"(?:\"(?P<op>[^\"]+)\" not implemented for '|(?P<op2>[\w.]+): low precision dtypes not supported\. got "
+        r"|expected both inputs to be half, float or double tensors but got )(?P<dtype>bfloat16|half|complexhalf)",
+        "an op{op} has no {dtype} kernel on this device: the precision is unsupported here; keep that op in fp32 "
+        "(cast around it), or use another precision",
+    ),
+    (
         "out_of_memory",
         r"out of memory|outofmemoryerror|defaultcpuallocator: (can't allocate memory|not enough memory)",
         "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference",
@@ -55,10 +63,8 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "graph_capture_sync",
         r"not permitted when stream is capturing|previous error during capture|streamcapture|stream capture",
-        (
-            "CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
-            "node count inferred from edge_index): remove it from forward, or run eager/compile"
-        ),
+        "CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
+        "node count inferred from edge_index): remove it from forward, or run eager/compile",
     ),
     (
         "nonfinite_output",
@@ -68,18 +74,14 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "inductor_complex",
         r"complex",
-        (
-            "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
-            "(torch.compiler.disable around the spectral layers), or run it eager{cuda_graph}"
-        ),
+        "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
+        "(torch.compiler.disable around the spectral layers), or run it eager{cuda_graph}",
     ),
     (
         "dynamo_unsupported",
         r"dynamo|inductor|backendcompilerfailed",
-        (
-            "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager{cuda_graph}, "
-            "or compile a submodule that traces"
-        ),
+        "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager{cuda_graph}, "
+        "or compile a submodule that traces",
     ),
 )
 UNKNOWN = "unknown"
@@ -125,8 +127,10 @@ def explain_failure(failure: BaseException | str | None, device: str | None = No
     joined = "\n".join(texts)
     in_compile = bool(_COMPILE_CONTEXT.search(joined))
     for cause, pattern, line in _COMPILED:
-        if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
-            return FailureCause(cause, line.format(cuda_graph="" if device == "cpu" else " or as a CUDA graph"))
+        if (found := pattern.search(joined)) and (cause not in _COMPILE_ONLY or in_compile):
+            named = found.groupdict()  # a dtype error's op (``op`` or ``op2``, where it names one) and dtype
+            op, graph = named.get("op") or named.get("op2"), "" if device == "cpu" else " or as a CUDA graph"
+            return FailureCause(cause, line.format_map(named | {"op": f" ({op})" if op else "", "cuda_graph": graph}))
     first_line = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
     return FailureCause(UNKNOWN, first_line)
 

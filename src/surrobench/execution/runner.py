@@ -96,6 +96,16 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tupl
     )
 
 
+def planned_label(cfg: ExecConfig, prepared: PreparedModel) -> str:
+    """``cfg``'s :meth:`~surrobench.records.run.ConfigResult.label` with every input its model builds for it;
+    ``cfg.label()`` (the requested shape) where they cannot be built (measuring it then says why)."""
+    try:
+        built = make_input_sets(prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=1)
+    except (Exception, SystemExit):  # the model's own inputs hook: any exception type
+        return cfg.label()
+    return config_result(cfg, input_specs(built[0]), "ok", error=None, extra=settings_record(cfg)).label()
+
+
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
     """The one constructor of a measured :class:`ConfigResult` (``input_shape``: the first of ``inputs``)."""
     return ConfigResult(

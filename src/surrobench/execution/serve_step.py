@@ -21,8 +21,10 @@ from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
+from surrobench.execution.runner import input_specs
 from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
 from surrobench.execution.timing import warm_up
+from surrobench.records.config import InputSpec
 from surrobench.records.serve import padded_size, padded_sizes
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.loader import one_line
@@ -61,10 +63,11 @@ class ServiceChecks:
 
 @dataclass(frozen=True)
 class ServiceInfo:
-    """The service as built: one request's input shape, the padded sizes, ``checks``, and the batch-1 step's output
-    after the warm-up (for the accuracy guard)."""
+    """The service as built: one request's input shape (``inputs``: each of its inputs), the padded sizes, ``checks``,
+    and the batch-1 step's output after the warm-up (for the accuracy guard)."""
 
     request_shape: tuple[int, ...]
+    inputs: tuple[InputSpec, ...]
     sizes: tuple[int, ...]
     checks: ServiceChecks
     first_output: object = None
@@ -143,6 +146,7 @@ def model_service(
 
         info = ServiceInfo(
             request_shape=(1, *pool[0].shape[1:]) if pool and pool[0] is not None else (),
+            inputs=input_specs(sets[0]),
             sizes=sizes,
             first_output=first_output,
             checks=checks,

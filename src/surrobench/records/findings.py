@@ -118,14 +118,14 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
 GAIN_KINDS = ("measured", "estimate")
 
 #: The verdicts of a remedy that ran and was judged: none of them is advised but ``faster``.
-JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
+JUDGED = ("faster", "slower", "unchanged", "inconclusive", "rejected-by-accuracy", "failed", "infeasible")
 #: Those of them that measured the remedy (timed, or its output checked): a finding's gain is then measured.
-MEASURED = JUDGED[:4]
-#: The outcome of one remedy measured for a finding: ``faster``, ``slower`` and ``no-difference`` by the one rule
-#: (:meth:`surrobench.records.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
-#: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
-#: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
-#: ``not-measured`` (the budget ran out before it, the budget was 0, or Ctrl-C came first).
+MEASURED = JUDGED[:5]
+#: The outcome of one remedy measured for a finding: ``faster``, ``slower``, ``unchanged`` and ``inconclusive`` by
+#: the one rule (:meth:`surrobench.records.paired.Speedup.verdict`; before diagnosis-v7 the last two were one
+#: ``no-difference``, read as :class:`MeasuredRemedy` says); ``rejected-by-accuracy`` (its output's relative L2 error
+#: over the tolerance, never timed); ``failed`` (it raised while built or run); ``infeasible`` (known not to apply,
+#: with the reason); ``not-measured`` (the budget ran out before it, the budget was 0, or Ctrl-C came first).
 MEASURED_VERDICTS = (*JUDGED, "not-measured")
 #: The words for the verdicts of a remedy not measured, as its line and diagnose's per-config note list them.
 UNMEASURED_WORDS = {"failed": "failed", "not-measured": "not measured", "infeasible": "not applicable"}
@@ -158,6 +158,9 @@ class MeasuredRemedy(schemas.Plain):
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
 
+    A ``no-difference`` (before diagnosis-v7) reads as the paired rule's verdict of its numbers, ``unchanged`` or
+    ``inconclusive`` (that when they are missing).
+
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
     """
@@ -179,6 +182,9 @@ class MeasuredRemedy(schemas.Plain):
     drifted: bool = False
 
     def __post_init__(self) -> None:
+        if self.verdict == "no-difference":  # the margin as the floor gives Speedup.margin() the same margin back
+            paired = Speedup(self.speedup, self.ci95, self.margin).verdict() if self.margin and self.ci95 else None
+            object.__setattr__(self, "verdict", "unchanged" if paired == "unchanged" else "inconclusive")
         if self.verdict not in MEASURED_VERDICTS:
             raise ValueError(f"unknown measured verdict {self.verdict!r}; one of {MEASURED_VERDICTS}")
 
@@ -203,10 +209,7 @@ class MeasuredRemedy(schemas.Plain):
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
                 return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
-            # the paired rule's own verdict: the margin as the floor gives Speedup.margin() the same margin back
-            paired = Speedup(self.speedup, self.ci95, self.margin).verdict() if self.margin and self.ci95 else None
-            word = "inconclusive" if paired == "inconclusive" else self.verdict.replace("-", " ")  # one rule's words
-            return f"{head}, {word}{needs}"
+            return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
@@ -296,7 +299,7 @@ class Finding(schemas.Plain):
     @property
     def gain_kind(self) -> str:
         """How its gain is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` when a remedy of
-        its action was judged by a measurement (faster, slower, no difference, rejected), else ``estimate``."""
+        its action was judged by a measurement (faster, slower, unchanged, inconclusive, rejected), else ``estimate``."""
         return GAIN_KINDS[0] if any(m.verdict in MEASURED for m in self.measured) else GAIN_KINDS[1]
 
     @property
@@ -397,7 +400,7 @@ class Diagnosis(schemas.Plain):
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v6``."""
+        """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v7``."""
         return {"schema": schemas.DIAGNOSIS, **super().to_json()}
 
     @classmethod

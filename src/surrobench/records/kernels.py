@@ -288,14 +288,16 @@ KERNEL_CLASS_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT",
         ),
     ),
+    # interpolation reads fixed neighbours, no index the user gives (as the op categories, records/ops.py)
+    ("elementwise", r"upsample", ("at::native::(anonymous namespace)::upsample_nearest2d_out_frame<float>",)),
     # gather/scatter before copy and elementwise: index kernels are elementwise_kernel specializations
     (
         "gather_scatter",
-        r"(?<!with_)index|scatter|gather|embedding|upsample",
+        r"(?<!with_)index|scatter|gather|embedding|grid_sampl",
         (
             "at::native::index_elementwise_kernel<128, 4>",
             "at::native::(anonymous namespace)::indexSelectLargeIndex<float, long, unsigned int, 2, 2, -2, true>",
-            "at::native::(anonymous namespace)::upsample_nearest2d_out_frame<float>",
+            "at::native::(anonymous namespace)::grid_sampler_2d_kernel<float, int>",
         ),
     ),
     (

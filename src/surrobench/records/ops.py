@@ -41,8 +41,10 @@ def _word(alternatives: str) -> str:
 #: lower-cased name of an op (``aten::native_group_norm``) or of a kernel that no op launched
 #: (``regular_fft<...>``). The order settles overlaps: ``CatArrayBatchedCopy`` is concat before copy,
 #: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``; fused
-#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all.
-#: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
+#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all. Pooling counts as a
+#: (windowed) reduction; interpolation (``upsample_*``, nearest to trilinear) as elementwise, before the gathers (a
+#: nearest kernel's name holds ``compute_source_index``): a fixed weighted read of neighbours, no index the user
+#: gives; ``grid_sample``, reading at the user's grid, as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
         "communication",
@@ -73,11 +75,12 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
         "aten::bmm, aten::addmm, aten::einsum, cutlass_80_tensorop_s1688gemm, gemvx::kernel",
     ),
+    ("elementwise/activation", r"upsample", "aten::upsample_trilinear3d, upsample_nearest2d_out_frame"),
     (
         "concat/index/gather/scatter",
         _word("cat|concat|stack|hstack|vstack|take|put|embedding|nonzero|masked_select|masked_scatter")
-        + r"|index|gather|scatter|catarray|upsample",
-        "aten::cat, aten::index_select, aten::scatter_add_, CatArrayBatchedCopy, upsample_nearest2d",
+        + r"|index|gather|scatter|catarray|grid_sampl",
+        "aten::cat, aten::index_select, aten::scatter_add_, CatArrayBatchedCopy, aten::grid_sampler_2d",
     ),
     (
         "copy/cast/contiguous",
@@ -103,7 +106,7 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     ),
 )
 OTHER = "other"
-CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
+CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(row[0] for row in CATEGORY_TABLE)) + (OTHER,)
 _COMPILED = tuple((category, re.compile(pattern)) for category, pattern, _ in CATEGORY_TABLE)
 
 #: Input-shape signatures kept per op, most frequent first; the first call's too (on the model's input: reading 4).

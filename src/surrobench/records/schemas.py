@@ -25,12 +25,13 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-#: diagnosis-v6 adds each finding's ``clauses``, ``measured`` and ``gain``, and ``context.measured``; v5
+#: diagnosis-v7: a measured remedy's verdict ``unchanged`` or ``inconclusive`` (the paired rule's) where v6 said
+#: ``no-difference``; v6 adds each finding's ``clauses``, ``measured`` and ``gain``, and ``context.measured``; v5
 #: ``context.host_floor`` (:mod:`surrobench.analysis.diagnose`); v4 each finding's ``remedy_stacks``; v3 its
 #: ``remedies``; v2 its ``evidence_source``. :meth:`surrobench.records.findings.Diagnosis.from_json` reads every
 #: version.
-DIAGNOSIS = "surrobench/diagnosis-v6"
-DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 6))
+DIAGNOSIS = "surrobench/diagnosis-v7"
+DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 7))
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v3"  # v3: each op's ``inside`` (the ops it ran nested in); v2: each kernel_table
@@ -52,7 +53,8 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 RANK_TRACES = "surrobench/rank-traces-v4"
 #: serve-v2 adds ``unloaded``, each capacity's ``predicted_rps``, ``infeasible`` and ``search_s``, each load point's
 #: ``completed``, ``slo_attainment`` and ``errors``; later serve-v2 also each load point's ``offered_interval_rps``
-#: and the record's ``find_max`` (absent: null), ``max_ms``, ``mean_ms`` null where none completed. serve-v1 reads.
+#: and the record's ``find_max`` (absent: null), ``max_ms``, ``mean_ms`` null where none completed, the workload's
+#: ``request_inputs`` (absent: the asked shape names it). serve-v1 reads.
 SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.

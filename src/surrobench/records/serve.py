@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from surrobench.records import schemas
+from surrobench.records.config import InputSpec, inputs_text
 
 #: The arrival processes: open loop (seeded Poisson and constant rate, chosen by name; timestamps replayed from a
 #: file) and closed loop (N requests outstanding, perf_analyzer's concurrency mode).
@@ -311,9 +312,12 @@ class ServeRecord(schemas.Plain):
     find_max: bool | None = None
 
     def label(self) -> str:
-        """What was served: the endpoint's URL, or model, shape, precision, mode and device."""
+        """What was served: the endpoint's URL, or model, shape (every input of one request,
+        :func:`~surrobench.records.config.inputs_text`; the asked shape in a record without ``request_inputs``),
+        precision, mode and device."""
         w = self.workload
-        return self.url or f"{w['model']} {w['shape_label']} {w['precision']} {w['mode']} on {w['device']}"
+        shape = inputs_text(tuple(InputSpec.from_json(s) for s in w.get("request_inputs") or ())) or w["shape_label"]
+        return self.url or f"{w['model']} {shape} {w['precision']} {w['mode']} on {w['device']}"
 
     def best(self) -> PolicyResult | None:
         """The policy with the highest capacity (None without a search)."""

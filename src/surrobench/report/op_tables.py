@@ -87,13 +87,14 @@ def reading_lines(readings: dict) -> list[str]:
     else:
         shares = [(c["name"], _pct(c["mem_share"]), _pct(c["time_share"])) for c in m["candidates"]]
         memory = ", ".join(f"{name} (memory {mem}, time {time})" for name, mem, time in shares)
-    requested = "x".join(map(str, sh["requested"]))
+    requested = ",".join("x".join(map(str, s)) for s in sh.get("inputs") or [sh["requested"]])  # profile-v3: one
     if sh["matches"] is None:
         shapes = f"requested {requested}; {sh.get('unknown_why') or 'input shapes not recorded'}"
     elif sh["matches"]:
         shapes = f"requested {requested} reached {', '.join(sh['consumers'])}"
     else:
-        shapes = f"requested {requested} is NOT among any op's inputs (reshaped or padded before the model?)"
+        missed = f": {','.join('x'.join(map(str, s)) for s in sh['missing'])}" if sh.get("inputs") else " is"
+        shapes = f"requested {requested}{missed} NOT among any op's inputs (reshaped or padded before the model?)"
     return [
         f"1. head vs structure: {structure}",
         f"2. fragmented small ops: {fragments}",

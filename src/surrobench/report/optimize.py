@@ -57,7 +57,8 @@ def rows(entry: dict) -> list[dict[str, str]]:
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
     for c in entry["candidates"]:
-        cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(c["break_even_calls"], ".0f")
+        calls = c["break_even_calls"] if c["verdict"] == "accepted" else None  # an older document has it for any
+        cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(calls, ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
     return out
 

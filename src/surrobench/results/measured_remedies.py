@@ -14,8 +14,8 @@ single candidates of its ids (``threads``: every thread count). Then:
 - a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
   ms/step)``, never against: a clause that moves a setting the other way (``use every core`` beside ``threads=1``
   measured faster) is not advised, measured faster the other way, with that measurement;
-- a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
-  applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
+- a clause whose every remedy was judged (slower, unchanged, inconclusive, rejected by the accuracy guard, failed or
+  not applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
   advised (compile: measured 0.65x [0.61, 0.70], slower)``);
 - a clause with a remedy the budget left out keeps it, saying it was not measured;
 - clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
@@ -315,7 +315,7 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
             c = theirs.get(frozenset(m.remedy.split("+")))
             if c is None or (m.verdict == "faster") == (c["verdict"] == "accepted"):
                 continue
-            if m.verdict in ("faster", "slower", "no-difference") and c["verdict"] in ("accepted", *SLOWER):
+            if m.verdict in MEASURED[:4] and c["verdict"] in ("accepted", *SLOWER):
                 out.append(
                     f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} "
                     f"{speedup_text(c['speedup'])}{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows "

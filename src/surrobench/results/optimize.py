@@ -92,7 +92,7 @@ class CandidateResult:
             ``break_even_calls`` are against; all None when not timed.
         accuracy: the guard's verdict, None when it never produced an output.
         setup_s: its first call (compilation, capture, autotuning and one forward), seconds;
-            ``break_even_calls`` the calls that pay it back, None when it saves nothing.
+            ``break_even_calls`` the calls that pay it back, None unless faster by the one rule (``accepted``).
         error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
         time_s: wall time spent on it (setup, accuracy check, rounds).
     """

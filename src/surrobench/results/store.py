@@ -20,13 +20,13 @@ import shutil
 import socket
 import sqlite3
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from surrobench.errors import StoreWriteError, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
@@ -44,8 +44,9 @@ DEFAULT_DB = "surrobench.db"
 SCHEMA_VERSION = 9
 #: ``unsaved``: the command measured more than the database took (a write failed: disk full, locked, ...) and
 #: exited knowing it; what it measured is in its ``--json`` or recovery file (:class:`~surrobench.errors.Unsaved`),
-#: and ``surrobench import`` of that file completes the run.
-RUN_STATES = ("running", "complete", "interrupted", "unsaved")
+#: and ``surrobench import`` of that file completes the run. ``failed``: an error stopped the command (its message
+#: said why); the configs committed before are stored.
+RUN_STATES = ("running", "complete", "interrupted", "unsaved", "failed")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
 ABANDONED = "abandoned"
 
@@ -335,15 +336,10 @@ _FULL_BELOW_BYTES = 64 * 4096
 #: SQLite's primary result codes (``sqlite3.Error.sqlite_errorname`` without an extended suffix,
 #: https://www.sqlite.org/rescode.html) and what failed, in words.
 _WRITE_FAILURES = {
-    "SQLITE_FULL": "disk full",
-    "SQLITE_BUSY": "locked by another process",
-    "SQLITE_LOCKED": "locked by another process",
-    "SQLITE_READONLY": "read-only",
-    "SQLITE_IOERR": "I/O error",
-    "SQLITE_CANTOPEN": "cannot open the file",
-    "SQLITE_CORRUPT": "the file is damaged",
-    "SQLITE_NOTADB": "the file is damaged",
-}
+    "SQLITE_FULL": "disk full", "SQLITE_BUSY": "locked by another process", "SQLITE_LOCKED": "locked by another process",
+    "SQLITE_READONLY": "read-only", "SQLITE_IOERR": "I/O error", "SQLITE_CANTOPEN": "cannot open the file",
+    "SQLITE_CORRUPT": "the file is damaged", "SQLITE_NOTADB": "the file is damaged",
+}  # fmt: skip
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
@@ -456,7 +452,17 @@ class ResultStore:
     def __enter__(self) -> "ResultStore":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
+        """An exception leaving the store marks this process's runs still ``running`` ``interrupted``
+        (:class:`~surrobench.errors.Interrupted`) or ``failed``: ``abandoned`` is for a process that died."""
+        if kind is not None and issubclass(kind, Exception):
+            state, owner = "interrupted" if issubclass(kind, Interrupted) else "failed", RunOwner.current()
+            with suppress(StoreWriteError), self._writing():
+                self.conn.execute(
+                    "UPDATE runs SET state = ? WHERE state = 'running' AND pid = ? AND host = ?"
+                    " AND abs(pid_started - ?) < ?",
+                    (state, owner.pid, owner.host, owner.started, _START_TOLERANCE_S),
+                )
         self.close()
 
     @contextmanager
@@ -487,8 +493,7 @@ class ResultStore:
             )
 
     def finish_run(self, run_id: str, state: str = "complete") -> None:
-        """Mark the run ``complete``, ``interrupted`` or ``unsaved`` (one of :data:`RUN_STATES`); a run still
-        ``running`` in the database was killed (or is in progress)."""
+        """Mark the run ``state`` (one of :data:`RUN_STATES`); one left ``running`` was killed (or is in progress)."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
         with self._writing():
@@ -561,10 +566,8 @@ class ResultStore:
     def set_top_op(self, config_id: int, name: str, share: float) -> None:
         """Record the top operator (share of device time, a fraction) of a profiled config."""
         with self._writing():
-            self.conn.execute(
-                "UPDATE configs SET top_op_json = ? WHERE config_id = ?",
-                (json.dumps({"name": name, "share": float(share)}), config_id),
-            )
+            sql = "UPDATE configs SET top_op_json = ? WHERE config_id = ?"
+            self.conn.execute(sql, (json.dumps({"name": name, "share": float(share)}), config_id))
 
     def add_extra(self, config_id: int, **extra) -> None:
         """Merge ``extra`` (JSON values) into a stored config's :attr:`ConfigResult.extra`."""
@@ -579,25 +582,16 @@ class ResultStore:
             UsageError: no run with that id (a unique prefix of an id is accepted).
         """
         run_id = self.resolve_run_id(run_id)
-        created, tag, env_json = self.conn.execute(
-            "SELECT created, tag, env_json FROM runs WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        rows = named(
-            self.conn,
-            f"SELECT config_id, {', '.join(_CONFIG_COLUMNS)} FROM configs WHERE run_id = ? ORDER BY config_id",
-            (run_id,),
-        ).fetchall()
+        head = self.conn.execute("SELECT created, tag, env_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        sql = f"SELECT config_id, {', '.join(_CONFIG_COLUMNS)} FROM configs WHERE run_id = ? ORDER BY config_id"
+        rows = named(self.conn, sql, (run_id,)).fetchall()
         with self._reading(f"run {run_id}"):
-            return self._run_from_rows(run_id, created, tag, env_json, rows)
+            return self._run_from_rows(run_id, *head, rows)
 
     def _run_from_rows(self, run_id: str, created: str, tag: str | None, env_json: str, rows: list) -> RunRecord:
-        results = []
+        results, sql = [], "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter"
         for row in rows:
-            samples = named(
-                self.conn,
-                "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter",
-                (row["config_id"],),
-            ).fetchall()
+            samples = named(self.conn, sql, (row["config_id"],)).fetchall()
             latency, device = _load(row["latency_json"]), _load(row["device_json"])
             results.append(
                 ConfigResult(

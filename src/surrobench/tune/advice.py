@@ -55,15 +55,10 @@ class MeasuringInterrupted(KeyboardInterrupt):
         return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
 
 
-#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
-VERDICTS = {
-    "accepted": "faster",
-    "rejected_slower": "slower",
-    "rejected_not_faster": "no-difference",
-    "rejected_accuracy": "rejected-by-accuracy",
-    "failed": "failed",
-    "infeasible": "infeasible",
-}
+#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
+#: ``rejected_not_faster``: the paired rule's own word, ``unchanged`` or ``inconclusive`` (:func:`measured_remedy`).
+VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_faster": None}
+VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
 
 
 def recipes_to_measure(
@@ -98,11 +93,12 @@ def recipes_to_measure(
 
 
 def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
-    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`)."""
+    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
+    slower, the paired rule's verdict of the speedup that decided it, over the stack's stage or the baseline)."""
     sp, base = c.speedup, c.baseline_ms
     return MeasuredRemedy(
         remedy=c.name,
-        verdict=VERDICTS[c.verdict],
+        verdict=VERDICTS[c.verdict] or (c.gain or sp).verdict(),
         speedup=sp.median if sp else None,
         ci95=sp.ci95 if sp else None,
         baseline_ms=base,

@@ -12,10 +12,9 @@ from pathlib import Path
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.compile_cache import shared_compile_cache
-from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.runner import failed_result, prepare_model
+from surrobench.execution.runner import failed_result, planned_label, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
 from surrobench.execution.sweep import resolve_device, sweep_warnings
 from surrobench.records.run import ConfigResult, RunRecord, created_now
@@ -34,11 +33,12 @@ def optimize_plans(
     store: ResultStore,
     *,
     command: str | None = None,
-    on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+    on_config: Callable[[str], None] = lambda label: None,
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> OptimizeReport:
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
-    ``on_config`` is told of each config, ``on_phase`` gets a line before each batch of fresh processes."""
+    ``on_config`` is told each config's label (:func:`~surrobench.execution.runner.planned_label`: every input),
+    ``on_phase`` gets a line before each batch of fresh processes."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -75,14 +75,15 @@ def optimize_plans(
     with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
         try:
             for cfg in configs:
-                on_config(cfg)
                 try:
                     prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
                 except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
+                    on_config(cfg.label())
                     entry = ConfigOptimization(
                         baseline=failed_result(cfg, "error", exc), error=explain_failure(exc, cfg.device).line
                     )
                 else:
+                    on_config(planned_label(cfg, prepared))
                     entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)
                     del prepared
                 keep(entry)  # kept even when Ctrl-C comes during its fresh check

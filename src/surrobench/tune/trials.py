@@ -172,13 +172,14 @@ class Trials:
             reason += f"; {why_not}"
         base_ms = float(np.median(self.last_window(bench.baseline)))
         ms = float(np.median(self.last_window(handle)))
+        calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
             recipe.name,
             "accepted" if decisive.faster() else "rejected_slower" if decisive.slower() else "rejected_not_faster",
             reason,
             speedup=vs_base,
             gain=gain,
-            break_even_calls=break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms),
+            break_even_calls=calls,
             result=handle.result(),
             time_s=self.clock() - started,
             baseline_ms=base_ms,
