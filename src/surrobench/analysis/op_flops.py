@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from surrobench.analysis.roofline import OpCost
-from surrobench.records.kernels import is_metadata_op
+from surrobench.records.ops import is_metadata_op
 
 aten = torch.ops.aten
 

@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, gpu_activity, launching_op
-from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
-from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable
+from surrobench.records.kernels import KernelRows, KernelTable, module_path
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, is_metadata_op
 from surrobench.trace.model import Timeline
 
 

@@ -19,7 +19,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line
+from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
 from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
@@ -281,6 +281,7 @@ def diagnose_workload(
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings, store) from None
+    warnings += measured_lines(findings, optimized)  # a config no finding names: what optimize measured for it
     return _noted(store, record, warnings), findings, warnings, evidence
 
 
@@ -356,8 +357,7 @@ def diagnose_stored(
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
     warnings += unclaimed(findings, own) + overlapping(findings)
-    cited = {f.config for f in findings}
-    warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
+    warnings += measured_lines(findings, measured)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 

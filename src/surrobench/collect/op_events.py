@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
-from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
+from surrobench.records.kernels import KernelRows, KernelTable, module_path
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize, is_metadata_op
 
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.

@@ -141,6 +141,13 @@ def measured_line(label: str, entry: dict) -> str:
     return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
 
 
+def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict]) -> list[str]:
+    """:func:`measured_line` of each config of ``measured`` (as :func:`cite_measured`'s) that no finding names."""
+    return [
+        measured_line(label, entry) for label, entry in measured.items() if label not in {f.config for f in findings}
+    ]
+
+
 def cite_measured(
     findings: list[Finding], measured: Mapping[str, dict], threads: Mapping[str, int] | None = None
 ) -> list[Finding]:
