@@ -158,13 +158,24 @@ def cite_measured(
         measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).
         threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
     """
-    threads = threads or {}
-    return [
-        replace(f, action=cite_action(f.clauses, measured[f.config], threads.get(f.config)))
-        if f.config in measured and (f.alarm or f.remedies)
-        else f
-        for f in findings
-    ]
+    out = []
+    for f in findings:
+        if f.config not in measured or not (f.alarm or f.remedies):
+            out.append(f)
+            continue
+        entry, n = measured[f.config], (threads or {}).get(f.config)
+        failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
+        out.append(
+            replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
+        )
+    return out
+
+
+def none_faster(finding: Finding) -> str:
+    """The severity of ``finding`` (as detected) once every remedy it names was measured, by diagnose or by optimize,
+    and none was faster: its own, its evidence's stake, while a clause naming no remedy (a code change) stands; else
+    ``low`` (docs/design.md, "Actions")."""
+    return finding.severity if any(not c.remedies for c in finding.clauses) else "low"
 
 
 def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
@@ -260,8 +271,8 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
     another finding's clause says where it was credited); findings of other configs as they are, in order. A
     measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
-    the floor or with none faster), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired
-    within the window, only its milliseconds are not the timed step's."""
+    the floor; none faster: :func:`none_faster`), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its
+    ratio is paired within the window, only its milliseconds are not the timed step's."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -278,9 +289,12 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        best, severity = got.best_measured, got.severity
-        if best is not None or got.gain_ms == 0.0 and got.gain_kind == "measured":
-            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup if best else 0.0) or "low"
+        best, severity = (
+            got.best_measured,
+            none_faster(f) if got.gain_ms == 0.0 and got.gain_kind == "measured" else f.severity,
+        )
+        if best is not None:
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
 
