@@ -21,6 +21,7 @@ from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, ch
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
 from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
+from surrobench.analysis.feasibility import applicable_actions
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -302,6 +303,7 @@ def _findings(
     newest config object, :func:`~surrobench.tune.plans.measured_for`) cited where diagnose judged none of a
     config's remedies (its budget left them all unmeasured)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
+    merged = applicable_actions(merged, record.results)
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
     own, cited = own_or_optimized(measured or {}, optimized)

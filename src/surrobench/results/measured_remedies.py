@@ -88,10 +88,10 @@ def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
 
 
 def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
-    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests
-    was measured and none accepted, or accepted only moving the other way (``threads=1`` beside "use every core";
-    a stacked clause: when its stack was measured and is not faster). Also
-    returns the not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
+    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests was
+    measured (or found infeasible) and none accepted, or accepted only moving the other way (``threads=1`` beside
+    "use every core"; a stacked clause: when its stack was measured and is not faster). Also returns the
+    not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
     if not clause.remedies:
         return clause, []
     if clause.stacked:
@@ -106,6 +106,8 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
             dropped += [_outcome(c) for c in found]
         elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
             dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
+        elif cannot := [c for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] == name]:
+            dropped += [_outcome(c) for c in cannot]  # optimize's reason it cannot apply, never "unmeasured"
         else:
             notes.append(f"{name} unmeasured")
     if not notes:
