@@ -21,7 +21,7 @@ from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
 from surrobench.records.kernels import MATMUL_CLASSES
-from surrobench.records.ops import categorize, is_metadata_op
+from surrobench.records.ops import VIEWS, categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
@@ -75,7 +75,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             o
             for o in _bound_ops(ev, th, "memory")
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
-            and not is_metadata_op(o.name)
+            and categorize(o.name) != VIEWS
         ]
         h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
         copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
@@ -94,7 +94,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
-            if low_intensity(n) and s >= _share_min(ev, th) and n not in small and not is_metadata_op(n)
+            if low_intensity(n) and s >= _share_min(ev, th) and n not in small and categorize(n) != VIEWS
         ]
         gain, evidence = None, []
     if not rows:

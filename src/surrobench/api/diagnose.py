@@ -358,8 +358,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings)
-    warnings += measured_lines(findings, measured)
+    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 

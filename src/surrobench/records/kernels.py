@@ -3,7 +3,7 @@
 One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps
 (:class:`KernelStat`). :class:`KernelRows` attributes kernels for both builders (torch.profiler's events, a
 loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a
-metadata op (:func:`~surrobench.records.ops.is_metadata_op`) credited with kernels (the transformer fast path's land
+view (category :data:`~surrobench.records.ops.VIEWS`) credited with kernels (the transformer fast path's land
 on ``aten::view``) passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it
 launches is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact
 of :data:`NOTE_KINDS`.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from surrobench.records import schemas
-from surrobench.records.ops import is_metadata_op
+from surrobench.records.ops import VIEWS, categorize
 
 
 #: How a row's ``op`` was found.
@@ -181,7 +181,7 @@ class KernelRows:
                 raise ValueError(f"lost {lost!r}: one of graph_replay, compiled, no_op")
             return None, lost
         for op in ops:
-            if not is_metadata_op(op):
+            if categorize(op) != VIEWS:
                 return op, "launch" if op == ops[0] else "recredited"
         return None, "no_op"
 

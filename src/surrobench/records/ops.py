@@ -37,24 +37,7 @@ def _word(alternatives: str) -> str:
     return rf"(?<![a-z0-9])(?:{alternatives})(?![a-z0-9])"
 
 
-#: ATen ops that only re-describe a tensor's storage (shape, strides, offset): no arithmetic, no bytes moved, no
-#: kernel of their own (PyTorch docs, "Tensor Views": every op listed there returns a view); their CPU time is
-#: dispatch. ``reshape``/``flatten``/``unflatten`` copy only through a nested ``aten::copy_``, which keeps its own.
-METADATA_OPS = frozenset(
-    f"aten::{name}"
-    for name in (
-        "view _unsafe_view view_as transpose t numpy_T mT reshape _reshape_alias as_strided expand expand_as permute "
-        "unsqueeze squeeze alias unflatten flatten select slice narrow detach split split_with_sizes unsafe_split "
-        "unsafe_split_with_sizes unbind chunk unsafe_chunk movedim view_as_real view_as_complex real imag lift_fresh "
-        "diagonal unfold"
-    ).split()
-)
 VIEWS = "view/metadata"
-
-
-def is_metadata_op(name: str) -> bool:
-    """True for an op of :data:`METADATA_OPS` (``aten::view``), which never owns kernel time."""
-    return name in METADATA_OPS
 
 
 #: The category table: ``(category, pattern, examples)``, first match wins, patterns are searched in the
@@ -121,7 +104,16 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
         "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>",
     ),
-    (VIEWS, "^(?:" + "|".join(sorted(re.escape(n.lower()) for n in METADATA_OPS)) + ")$", "aten::slice, aten::view"),
+    (  # ATen ops that only re-describe a tensor's storage (shape, strides, offset): no arithmetic, no bytes moved, no
+        # kernel of their own (PyTorch docs, "Tensor Views": every op listed there returns a view), their CPU time is
+        # dispatch; ``reshape``/``flatten``/``unflatten`` copy only through a nested ``aten::copy_``, which keeps its own
+        VIEWS,
+        r"^aten::(?:view|_unsafe_view|view_as|transpose|t|numpy_t|mt|reshape|_reshape_alias|as_strided|expand|expand_as"
+        r"|permute|unsqueeze|squeeze|alias|unflatten|flatten|select|slice|narrow|detach|split|split_with_sizes"
+        r"|unsafe_split|unsafe_split_with_sizes|unbind|chunk|unsafe_chunk|movedim|view_as_real|view_as_complex|real|imag"
+        r"|lift_fresh|diagonal|unfold)$",
+        "aten::slice, aten::view",
+    ),
 )
 OTHER = "other"
 CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
