@@ -89,7 +89,7 @@ def test_an_inapplicable_remedy_is_neither_advised_nor_cited_unmeasured():
 
     from synthetic import config, latency_samples, optimize_entry
 
-    from surrobench.analysis.feasibility import applicable_actions
+    from surrobench.api.diagnose import applicable_actions
     from surrobench.records.config import InputSpec
     from surrobench.records.findings import Clause, Finding
     from surrobench.results.measured_remedies import cite_action

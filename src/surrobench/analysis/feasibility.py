@@ -6,16 +6,11 @@ cuFFT Transforms"; PocketFFT none), seen by a probe under the remedy's autocast.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-
 import torch
 
 from surrobench.collect.probe import HALF_DTYPES, ProbeFacts
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.remedies import Recipe, Remedy
-from surrobench.records.findings import Finding
-from surrobench.records.run import ConfigResult
 
 _DEVICE_REASONS = {
     "cudagraph": "CUDA graphs are a CUDA feature",
@@ -47,27 +42,13 @@ def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
     return None
 
 
-def inapplicable(remedy: str, input_ranks: Sequence[int]) -> str | None:
-    """Why remedy ``remedy`` (a name or id) cannot apply to a model whose inputs have ``input_ranks`` dims, known
-    before any probe: optimize's verdict and diagnose's actions read this one rule (:func:`applicable_actions`)."""
+def inapplicable(remedy: str, input_ranks: list[int] | tuple[int, ...]) -> str | None:
+    """Why remedy ``remedy`` (name or id) cannot apply to a model whose inputs have ``input_ranks`` dims, before any
+    probe: the one rule of optimize's verdict and diagnose's actions (:func:`surrobench.api.diagnose.applicable_actions`)."""
     if remedy == "channels_last" and 4 not in input_ranks:
         ranks = ", ".join(f"{r}-D" for r in dict.fromkeys(input_ranks))  # each rank once: "3-D", not "3-D, 3-D"
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
     return None
-
-
-def applicable_actions(findings: list[Finding], results: Sequence[ConfigResult]) -> list[Finding]:
-    """``findings`` without the clauses every remedy of which is :func:`inapplicable` to their config's inputs (a
-    result that recorded each input); neither advised nor measured."""
-    ranks = {r.label(): [len(i.shape) for i in r.inputs] for r in results if r.inputs and r.inputs[0].dtype}
-    out = []
-    for f in findings:
-        dims = ranks.get(f.config)
-        kept = tuple(
-            c for c in f.clauses if dims is None or not all(inapplicable(r, dims) for r in c.remedies or ("",))
-        )
-        out.append(f if len(kept) == len(f.clauses) else replace(f, action=kept))
-    return out
 
 
 def infeasible_reason(

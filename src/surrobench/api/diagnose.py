@@ -21,7 +21,7 @@ from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, ch
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
 from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
-from surrobench.analysis.feasibility import applicable_actions
+from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -42,7 +42,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
-from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, Profile, RunRecord
+from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
@@ -284,6 +284,20 @@ def diagnose_workload(
         raise _interrupted(cut, findings, list(evidence), warnings, store) from None
     warnings += measured_lines(findings, optimized)  # a config no finding names: what optimize measured for it
     return _noted(store, record, warnings), findings, warnings, evidence
+
+
+def applicable_actions(findings: list[Finding], results: Sequence[ConfigResult]) -> list[Finding]:
+    """``findings`` without the clauses every remedy of which is :func:`~surrobench.analysis.feasibility.inapplicable`
+    to their config's inputs (a result that recorded each input): neither advised nor measured."""
+    ranks = {r.label(): [len(i.shape) for i in r.inputs] for r in results if r.inputs and r.inputs[0].dtype}
+    out = []
+    for f in findings:
+        dims = ranks.get(f.config)
+        kept = tuple(
+            c for c in f.clauses if dims is None or not all(inapplicable(r, dims) for r in c.remedies or ("",))
+        )
+        out.append(f if len(kept) == len(f.clauses) else replace(f, action=kept))
+    return out
 
 
 def _findings(

@@ -2,11 +2,11 @@
 
 One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps
 (:class:`KernelStat`). :class:`KernelRows` attributes kernels for both builders (torch.profiler's events, a
-loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a
-view (category :data:`~surrobench.records.ops.VIEWS`) credited with kernels (the transformer fast path's land
-on ``aten::view``) passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it
-launches is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact
-of :data:`NOTE_KINDS`.
+loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a view
+(:data:`~surrobench.records.ops.VIEWS`) credited with kernels (the transformer fast path's land on ``aten::view``)
+passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it launches
+is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact of
+:data:`NOTE_KINDS`.
 
 **Kernel classes**: what a GPU kernel does, read from its name, in one small closed vocabulary. A kernel's name is
 the one fact every trace keeps, whatever launched it (an eager op, a fused composite, a CUDA-graph replay, a

@@ -30,14 +30,12 @@ from surrobench.records import schemas
 #: one, it would be charged every kernel a CUDA-graph replay of the frame launches
 #: (``torch.compile(mode="reduce-overhead")``), and be the top op at 100%.
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region\b")
+VIEWS = "view/metadata"  # the category of the ops that only re-describe a tensor (the last row of CATEGORY_TABLE)
 
 
 def _word(alternatives: str) -> str:
     """Regex for whole words of an op name, where ``_`` and ``::`` also separate words (``aten::add_``)."""
     return rf"(?<![a-z0-9])(?:{alternatives})(?![a-z0-9])"
-
-
-VIEWS = "view/metadata"
 
 
 #: The category table: ``(category, pattern, examples)``, first match wins, patterns are searched in the
@@ -104,9 +102,8 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
         "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>",
     ),
-    (  # ATen ops that only re-describe a tensor's storage (shape, strides, offset): no arithmetic, no bytes moved, no
-        # kernel of their own (PyTorch docs, "Tensor Views": every op listed there returns a view), their CPU time is
-        # dispatch; ``reshape``/``flatten``/``unflatten`` copy only through a nested ``aten::copy_``, which keeps its own
+    (  # ops that only re-describe a tensor's storage, no arithmetic, no bytes moved, no kernel: their CPU time is
+        # dispatch (PyTorch "Tensor Views"); ``reshape``/``flatten`` copy only through a nested ``aten::copy_``
         VIEWS,
         r"^aten::(?:view|_unsafe_view|view_as|transpose|t|numpy_t|mt|reshape|_reshape_alias|as_strided|expand|expand_as"
         r"|permute|unsqueeze|squeeze|alias|unflatten|flatten|select|slice|narrow|detach|split|split_with_sizes"

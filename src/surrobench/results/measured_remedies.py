@@ -1,25 +1,20 @@
-"""A finding's action rewritten from measurements of its remedies, two ways.
+"""A finding's action rewritten from measurements of its remedies, two ways (docs/design.md, "Measured actions").
 
-:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each remedy a
-clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a
-clause whose remedies were all measured and none accepted is taken out of the action (said so, with the number). A
-stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by
-the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
+:func:`cite_measured`: what ``surrobench optimize`` measured for a finding's config: each remedy a clause suggests
+(:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a clause whose
+remedies were all measured and none accepted is taken out of the action (said so, with the number). A stacked clause
+is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the one rule
+(:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 
-:func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
-the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
-:mod:`surrobench.tune.advice`): a stacked clause with the measurement of exactly its stack, any other with the
-single candidates of its ids (``threads``: every thread count). Then:
-
-- a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
-  ms/step)``, never against: a clause that moves a setting the other way (``use every core`` beside ``threads=1``
-  measured faster) is not advised, measured faster the other way, with that measurement;
-- a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
-  applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
-  advised (compile: measured 0.65x [0.61, 0.70], slower)``);
-- a clause with a remedy the budget left out keeps it, saying it was not measured;
-- clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
-  action was measured (:attr:`surrobench.records.findings.Finding.gain_kind`).
+:func:`attach_measured`: from what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`, from
+:mod:`surrobench.tune.advice`), matched with each clause that names remedies: a stacked clause with the measurement
+of exactly its stack, any other with the single candidates of its ids (``threads``: every thread count). A remedy
+measured faster is advised with its measurement, never against (a clause moving a setting the other way from one
+measured faster is not advised, with that measurement); a clause whose every remedy was judged (slower, no
+difference, rejected by the accuracy guard, failed or not applicable) and none faster becomes a statement naming no
+remedy, with its numbers; one with a remedy the budget left out says it was not measured; clauses that name no
+remedy (code changes) stay as written, with the finding's estimate unless a remedy of its action was measured
+(:attr:`surrobench.records.findings.Finding.gain_kind`).
 """
 
 from __future__ import annotations
@@ -133,21 +128,20 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
     return tuple(kept) or action
 
 
-def measured_line(label: str, entry: dict) -> str:
-    """What ``surrobench optimize`` measured for a config no finding names: its recipe and pooled speedup,
-    or that nothing won."""
-    if not entry["recommended"]:
-        return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
-    sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
-    speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
-    return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
-
-
 def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict]) -> list[str]:
-    """:func:`measured_line` of each config of ``measured`` (as :func:`cite_measured`'s) that no finding names."""
-    return [
-        measured_line(label, entry) for label, entry in measured.items() if label not in {f.config for f in findings}
-    ]
+    """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`cite_measured`'s) that no
+    finding names: its recipe and pooled speedup, or that nothing won."""
+    lines, cited = [], {f.config for f in findings}
+    for label, entry in ((k, v) for k, v in measured.items() if k not in cited):
+        if not entry["recommended"]:
+            lines.append(
+                f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
+            )
+            continue
+        sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
+        speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
+        lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
+    return lines
 
 
 def cite_measured(
@@ -162,21 +156,17 @@ def cite_measured(
     """
     out = []
     for f in findings:
-        if f.config not in measured or not (f.alarm or f.remedies):
-            out.append(f)
-            continue
-        entry, n = measured[f.config], (threads or {}).get(f.config)
-        failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
-        out.append(
-            replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
-        )
+        entry, n = measured.get(f.config), (threads or {}).get(f.config)
+        if entry is not None and (f.alarm or f.remedies):
+            failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
+            f = replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
+        out.append(f)
     return out
 
 
 def none_faster(finding: Finding) -> str:
-    """The severity of ``finding`` (as detected) once every remedy it names was measured, by diagnose or by optimize,
-    and none was faster: its own, its evidence's stake, while a clause naming no remedy (a code change) stands; else
-    ``low`` (docs/design.md, "Actions")."""
+    """The severity of ``finding`` once every remedy it names was measured (by diagnose or optimize), none faster: its
+    own (its evidence's stake) while a clause naming no remedy, a code change, stands; else ``low`` (docs/design.md)."""
     return finding.severity if any(not c.remedies for c in finding.clauses) else "low"
 
 
@@ -291,11 +281,8 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        best, severity = (
-            got.best_measured,
-            none_faster(f) if got.gain_ms == 0.0 and got.gain_kind == "measured" else f.severity,
-        )
-        if best is not None:
+        severity = none_faster(f) if got.gain_ms == 0.0 and got.gain_kind == "measured" else f.severity
+        if (best := got.best_measured) is not None:
             severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
