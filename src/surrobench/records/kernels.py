@@ -28,7 +28,6 @@ from functools import lru_cache
 from surrobench.records import schemas
 from surrobench.records.ops import VIEWS, categorize
 
-
 #: How a row's ``op`` was found.
 ORIGINS: dict[str, str] = {
     "launch": "the op around the kernel's launch call",
