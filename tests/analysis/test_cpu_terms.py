@@ -67,7 +67,14 @@ def _evidence(**kw) -> ConfigEvidence:
 
 
 def test_every_family_speaks_cpu_on_a_cpu():
-    every = [*OPS, "aten::slow_conv3d_forward", "aten::index", "aten::searchsorted", "aten::grid_sampler_2d"]  # by name
+    every = [
+        *OPS,
+        "aten::slow_conv3d_forward",
+        "aten::index",
+        "aten::searchsorted",
+        "aten::grid_sampler_2d",
+        "aten::slice",
+    ]
     for clause in family_actions(every, cpu=True) + family_actions([*every, "aten::cdist"], cpu=True):
         assert gpu_words(clause.text) == [], clause.text
     assert {f.name for f in OP_FAMILIES} == _families(every) | {"distance/selection"}  # a kNN's with a distance op

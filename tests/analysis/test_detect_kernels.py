@@ -12,7 +12,8 @@ from surrobench.analysis.detect_ops import matmul_precision
 from surrobench.analysis.detect_ops import memory_bound
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.records.kernels import KernelRows, is_metadata_op
+from surrobench.records.kernels import KernelRows
+from surrobench.records.ops import VIEWS, categorize
 from surrobench.records.ops import OpStat, OpTable
 
 FIXTURE = json.loads((Path(__file__).parents[1] / "fixtures" / "op_table_transformer_fp32_h200.json").read_text())
@@ -63,5 +64,5 @@ def test_memory_bound_never_names_a_metadata_op():
     table = OpTable(ops=ops, basis="device", total_us=1000.0, active_steps=1, source="profiler")
     finding = memory_bound(_evidence(table=table), DEFAULT_THRESHOLDS)
     assert any("aten::native_layer_norm" in e.text for e in finding.evidence)
-    assert not any("aten::view" in e.text for e in finding.evidence) and is_metadata_op("aten::view")
+    assert not any("aten::view" in e.text for e in finding.evidence) and categorize("aten::view") == VIEWS
     assert finding.evidence_source == "estimated"

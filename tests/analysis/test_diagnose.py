@@ -560,3 +560,28 @@ def test_a_wrappers_calls_are_not_tiny_its_nested_ops_hold_the_time():
         ("aten::bmm", 40, 11000.0, (("aten::matmul", 1.0),)),
     )
     assert set(small_calls(table)) == {"aten::add", "aten::_to_copy"}
+
+
+def test_a_recurrent_steps_view_calls_are_dispatch_and_make_it_fragmented():
+    """A GRU rollout on a CPU: most of the step is views (slice, narrow, as_strided: no arithmetic, no bytes) at
+    under a microsecond a call, most inside aten::gru_cell. They are tiny calls of reading 2 (the step is
+    fragmented, the finding names compile), and a composite's own views name no op to call differently."""
+    from surrobench.analysis.detect_ops import fragmented_ops
+    from surrobench.analysis.op_readings import read_fragmentation
+
+    gru = (("aten::gru_cell", 0.7),)
+    table = _cpu_ops(
+        ("aten::addmm", 245, 1200.0, gru),
+        ("aten::slice", 650, 800.0, gru),
+        ("aten::gru_cell", 80, 770.0, ()),
+        ("aten::narrow", 650, 560.0, gru),
+        ("aten::as_strided", 1300, 390.0, gru),
+        ("aten::add_", 240, 150.0, (("aten::gru_cell", 1.0),)),
+        ("aten::copy_", 250, 180.0, gru),
+    )
+    reading = read_fragmentation(table)
+    assert reading.flagged and reading.by_category["tiny low-intensity calls"] > 0.4
+    ev = ConfigEvidence(result=config(latency_samples(0.8, 0.001, seed=4)), op_table=table)
+    finding = fragmented_ops(ev, DEFAULT_THRESHOLDS)
+    assert finding.kind == "fragmented_ops" and "compile" in finding.remedies
+    assert not any("inside" in c.text for c in finding.clauses)

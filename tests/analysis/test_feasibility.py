@@ -79,3 +79,32 @@ def test_a_thread_count_equal_to_torch_default_is_the_baseline_itself(monkeypatc
     assert infeasible_reason(threads(1), _cfg(), ProbeFacts(), input_ranks=(4,)) is None
     # a baseline that sets its own count (--threads 2) is not on the default: 4 is a change
     assert infeasible_reason(threads(4), _cfg(threads=2), ProbeFacts(), input_ranks=(4,)) is None
+
+
+def test_an_inapplicable_remedy_is_neither_advised_nor_cited_unmeasured():
+    """A Perceiver (3-D inputs) whose copies of 4-D attention tensors name channels_last: the one rule that makes
+    optimize call it infeasible takes the clause out of diagnose's action (so it is never measured nor counted),
+    and a stored ``infeasible`` verdict is cited as such, not as "unmeasured"."""
+    from dataclasses import replace
+
+    from synthetic import config, latency_samples, optimize_entry
+
+    from surrobench.api.diagnose import applicable_actions
+    from surrobench.records.config import InputSpec
+    from surrobench.records.findings import Clause, Finding
+    from surrobench.results.measured_remedies import cite_action
+
+    nhwc = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
+    fuse = Clause("fuse: torch.compile", ("compile",))
+    result = config(latency_samples(3.0, 0.01))
+    three_d = replace(result, inputs=(InputSpec((1, 2048, 3), "float32"), InputSpec((1, 2048, 2), "float32")))
+    finding = Finding("fragmented_ops", "high", "s", (), (fuse, nhwc), None, three_d.label())
+    (kept,) = applicable_actions([finding], [three_d])
+    assert kept.remedies == ("compile",) and len(kept.clauses) == 1
+    four_d = replace(result, inputs=(InputSpec((1, 3, 64, 64), "float32"),))
+    assert applicable_actions([replace(finding, config=four_d.label())], [four_d])[0].clauses == (fuse, nhwc)
+    reason = "channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are 3-D"
+    entry = optimize_entry({"candidates": [{"name": "channels_last", "verdict": "infeasible", "reason": reason}]})
+    cited = cite_action((nhwc,), entry)
+    assert "unmeasured" not in " ".join(c.text for c in cited) and reason in cited[-1].text
+    assert all(c.remedies == () for c in cited)

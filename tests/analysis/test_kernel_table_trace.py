@@ -10,7 +10,8 @@ from kineto_synth import annotation, cpu_op, kernel, runtime, write
 
 from surrobench.analysis.diagnose import trace_evidence
 from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
-from surrobench.records.kernels import MODULE_RANGE_PREFIX, is_metadata_op
+from surrobench.records.kernels import MODULE_RANGE_PREFIX
+from surrobench.records.ops import VIEWS, categorize
 from surrobench.trace import load_trace
 
 TRACES = Path(__file__).parents[1] / "fixtures" / "traces"
@@ -84,7 +85,7 @@ def _fast_path(tmp_path) -> Path:
 def test_a_metadata_ops_kernels_go_to_the_enclosing_op_with_their_module_paths(tmp_path):
     table = kernel_table_from_timeline(load_trace(_fast_path(tmp_path)))
     rows = {k.op: k for k in table.kernels}
-    assert not any(op and is_metadata_op(op) for op in rows)
+    assert not any(op and categorize(op) == VIEWS for op in rows)
     fused = rows["aten::_transformer_encoder_layer_fwd"]
     assert (fused.origin, fused.module, fused.kernel_class) == ("recredited", "encoder.layers.0", "gemm")
     assert rows["aten::addmm"].module == "head"

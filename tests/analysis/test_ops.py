@@ -56,7 +56,7 @@ UNET = TRACES / "unet_256_b1_fp32_h200.json.gz"
         ("Memcpy DtoD (Device -> Device)", "memcpy/memset"),
         ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"),
         ("aten::empty", "other"),
-        ("aten::view", "other"),
+        ("aten::view", "view/metadata"),
     ],
 )
 def test_categorize(name, category):

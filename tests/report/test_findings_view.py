@@ -169,7 +169,9 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
     base = _findings()[0]
     slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)
     faster = MeasuredRemedy("cudagraph", "faster", 1.5, (1.4, 1.6), 3.0, 1.0)
-    assert brief_cells(replace(base, measured=(slower,)))["gain"] == "no remedy it names measured faster"
+    none = "no remedy it names measured faster"
+    assert brief_cells(replace(base, measured=(slower,), severity="low"))["gain"] == none
+    assert brief_cells(replace(base, measured=(slower,)))["gain"] == none + ", severity est. from its ops' time"
     assert brief_cells(replace(base, measured=(slower, faster)))["gain"] == "saves 1.000 ms/step measured (cudagraph)"
     # a saving beyond the finding's ops (10% of the op time) and of a drifted window says both, in both views
     from surrobench.records.findings import OP_SHARE

@@ -97,7 +97,11 @@ def test_only_optimized_alarm_findings_change():
 
 
 def test_measured_line_names_the_run_command_only_when_there_is_one():
-    from surrobench.results.measured_remedies import measured_line
+    from surrobench.results.measured_remedies import measured_lines
+
+    def measured_line(label, entry):
+        (line,) = measured_lines([], {label: entry})
+        return line
 
     with_command = {
         **ENTRY,
@@ -108,6 +112,16 @@ def test_measured_line_names_the_run_command_only_when_there_is_one():
         "TinyConv 8", {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": None}}
     )  # a model object: no command
     assert "cudagraph+tf32 4.60x [4.37, 4.83]" in line and "run it" not in line
+
+
+def test_a_config_no_finding_names_gets_the_line_of_what_optimize_measured():
+    """Live and stored diagnoses alike: a config with no finding but a stored optimization says what it measured."""
+    from surrobench.results.measured_remedies import measured_lines
+
+    named = Finding("memory_bound", "high", "s", (), "a", None, "fno2d 64")
+    entries = {"fno2d 64": ENTRY, "rom 1": ENTRY}
+    assert measured_lines([named], entries) == measured_lines([], {"rom 1": ENTRY})
+    assert measured_lines([], entries)[0].startswith("fno2d 64: surrobench optimize measured cudagraph+tf32 4.60x")
 
 
 def _stack(name, verdict, median, low, stacked_on="tf32"):

@@ -20,8 +20,8 @@ from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_g
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
-from surrobench.records.kernels import MATMUL_CLASSES, is_metadata_op
-from surrobench.records.ops import categorize
+from surrobench.records.kernels import MATMUL_CLASSES
+from surrobench.records.ops import VIEWS, categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
@@ -75,7 +75,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             o
             for o in _bound_ops(ev, th, "memory")
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
-            and not is_metadata_op(o.name)
+            and categorize(o.name) != VIEWS
         ]
         h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
         copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
@@ -94,7 +94,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
-            if low_intensity(n) and s >= _share_min(ev, th) and n not in small and not is_metadata_op(n)
+            if low_intensity(n) and s >= _share_min(ev, th) and n not in small and categorize(n) != VIEWS
         ]
         gain, evidence = None, []
     if not rows:
@@ -234,7 +234,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if (enclosing := enclosing_op(t, names)) is not None:
         outer, held = enclosing
         evidence.append(
-            Evidence("profiler", f"{held:.0%} of their self CPU time runs inside {outer}", held, "fraction")
+            Evidence("profiler", f"{held:.0%} of their self CPU time is copies inside {outer}", held, "fraction")
         )
         contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
@@ -256,8 +256,10 @@ ENCLOSING_MAJORITY = 0.5
 
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time, with that share; else None."""
-    held, total = held_inside(table, names), sum(op.self_cpu_us for op in table.ops if op.name in names)
+    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time in copies (a composite's own views and
+    elementwise ops are no call to change: fusing them is), with that share; else None."""
+    copies = [n for n in names if getattr(family_of(n), "name", "") == "copy/cast/cat"]
+    held, total = held_inside(table, copies), sum(op.self_cpu_us for op in table.ops if op.name in names)
     if total <= 0 or not held:
         return None
     outer, us = max(held.items(), key=lambda kv: kv[1])

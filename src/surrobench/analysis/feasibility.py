@@ -42,6 +42,15 @@ def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
     return None
 
 
+def inapplicable(remedy: str, input_ranks: list[int] | tuple[int, ...]) -> str | None:
+    """Why remedy ``remedy`` (name or id) cannot apply to a model whose inputs have ``input_ranks`` dims, before any
+    probe: the one rule of optimize's verdict and diagnose's actions (:func:`surrobench.api.diagnose.applicable_actions`)."""
+    if remedy == "channels_last" and 4 not in input_ranks:
+        ranks = ", ".join(f"{r}-D" for r in dict.fromkeys(input_ranks))  # each rank once: "3-D", not "3-D, 3-D"
+        return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
+    return None
+
+
 def infeasible_reason(
     remedy: Remedy,
     baseline: ExecConfig,
@@ -61,9 +70,8 @@ def infeasible_reason(
     if threads is not None and baseline.threads is None and threads == torch.get_num_threads():
         unit = "thread" if threads == 1 else "threads"
         return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
-    if remedy.name == "channels_last" and 4 not in input_ranks:
-        ranks = ", ".join(f"{r}-D" for r in dict.fromkeys(input_ranks))  # each rank once: "3-D", not "3-D, 3-D"
-        return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
+    if why := inapplicable(remedy.name, input_ranks):
+        return why
     if remedy.name == "cudnn_benchmark" and not probe.convolutions:
         return "cudnn.benchmark picks cuDNN's convolution algorithms, and the forward runs no convolution"
     if remedy.name == "cudagraph":

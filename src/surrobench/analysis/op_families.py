@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from surrobench.records.findings import Clause
-from surrobench.records.ops import OpTable, categorize
+from surrobench.records.ops import VIEWS, OpTable, categorize
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
 _SORTED = Clause("order the indices (or the rows they point to) so that neighbouring reads touch neighbouring memory")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
 _GRID = Clause("order the grid's points so that neighbouring points read neighbouring memory")
+_VIEWS = (Clause("trace the views away (torch.compile)", ("compile",)), Clause("slice once per step, not per row"))
 _CSR = "sort edges by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
@@ -179,6 +180,9 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("write into a preallocated buffer instead of torch.cat"),
         ),
         (Clause("cast once, keep one layout, preallocate instead of torch.cat"),),
+    ),
+    OpFamily(
+        "view/metadata", (VIEWS,), "views do no arithmetic, move no bytes: each call costs its dispatch", _VIEWS, _VIEWS
     ),
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}

@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from surrobench.analysis.roofline import OpCost
-from surrobench.records.kernels import is_metadata_op
+from surrobench.records.ops import VIEWS, categorize
 
 aten = torch.ops.aten
 
@@ -242,7 +242,7 @@ class _ShapeBytes(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name
         cost = self.costs.setdefault(name, OpCost(name))
-        if is_metadata_op(name):  # a view moves no bytes: it must draw no time from the ops it sits beside
+        if categorize(name) == VIEWS:  # a view moves no bytes: it must draw no time from the ops it sits beside
             cost.calls += 1
             return out
         ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]

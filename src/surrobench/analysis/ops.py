@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, gpu_activity, launching_op
-from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
-from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable
+from surrobench.records.kernels import KernelRows, KernelTable, module_path
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize, VIEWS
 from surrobench.trace.model import Timeline
 
 
@@ -21,7 +21,7 @@ def op_table_from_timeline(tl: Timeline) -> OpTable:
     owner = launching_op(tl, act.launch)
     owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
     parent, order = _parents(ops)
-    metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
+    metadata = np.array([categorize(tl.name(n)) == VIEWS for n in ops.name_id.tolist()], dtype=bool)
     if metadata.any():  # a metadata op's kernels go to its nearest enclosing op that is not one (-1: none)
         owner = owner.copy()
         moving = (owner >= 0) & metadata[np.maximum(owner, 0)]

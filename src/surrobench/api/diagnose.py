@@ -19,8 +19,9 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_line
+from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
 from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
+from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -41,7 +42,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
-from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, Profile, RunRecord
+from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
@@ -285,7 +286,22 @@ def diagnose_workload(
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings, store) from None
+    warnings += measured_lines(findings, optimized)  # a config no finding names: what optimize measured for it
     return _noted(store, record, warnings), findings, warnings, evidence
+
+
+def applicable_actions(findings: list[Finding], results: Sequence[ConfigResult]) -> list[Finding]:
+    """``findings`` without the clauses every remedy of which is :func:`~surrobench.analysis.feasibility.inapplicable`
+    to their config's inputs (a result that recorded each input): neither advised nor measured."""
+    ranks = {r.label(): [len(i.shape) for i in r.inputs] for r in results if r.inputs and r.inputs[0].dtype}
+    out = []
+    for f in findings:
+        dims = ranks.get(f.config)
+        kept = tuple(
+            c for c in f.clauses if dims is None or not all(inapplicable(r, dims) for r in c.remedies or ("",))
+        )
+        out.append(f if len(kept) == len(f.clauses) else replace(f, action=kept))
+    return out
 
 
 def _findings(
@@ -305,6 +321,7 @@ def _findings(
     newest config object, :func:`~surrobench.tune.plans.measured_for`) cited where diagnose judged none of a
     config's remedies (its budget left them all unmeasured)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
+    merged = applicable_actions(merged, record.results)
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
     own, cited = own_or_optimized(measured or {}, optimized)
@@ -359,9 +376,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings)
-    cited = {f.config for f in findings}
-    warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
+    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
-from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
+from surrobench.records.kernels import KernelRows, KernelTable, module_path
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize, VIEWS
 
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
@@ -95,7 +95,7 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
             claimed[kernel.name] += kernel.duration
             claimed_calls[kernel.name] += 1
             # a metadata op's kernel: its enclosing op's (records.kernels), or outside any op an unattributed row
-            if owner != e.name and (owner is not None or is_metadata_op(e.name)):
+            if owner != e.name and (owner is not None or categorize(e.name) == VIEWS):
                 rows.self_device[e.name] -= kernel.duration
                 rows.total_device[e.name] -= kernel.duration
                 if owner is None:

@@ -2,11 +2,11 @@
 
 One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps
 (:class:`KernelStat`). :class:`KernelRows` attributes kernels for both builders (torch.profiler's events, a
-loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a
-metadata op (:data:`METADATA_OPS`) credited with kernels (the transformer fast path's land on ``aten::view``)
-passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it
-launches is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact
-of :data:`NOTE_KINDS`.
+loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a view
+(:data:`~surrobench.records.ops.VIEWS`) credited with kernels (the transformer fast path's land on ``aten::view``)
+passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it launches
+is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact of
+:data:`NOTE_KINDS`.
 
 **Kernel classes**: what a GPU kernel does, read from its name, in one small closed vocabulary. A kernel's name is
 the one fact every trace keeps, whatever launched it (an eager op, a fused composite, a CUDA-graph replay, a
@@ -26,18 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from surrobench.records import schemas
-
-#: ATen ops that only re-describe a tensor's storage (shape, strides, offset) and never launch a kernel of
-#: their own (PyTorch docs, "Tensor Views": every op listed there returns a view). ``reshape``/``flatten``/
-#: ``unflatten`` copy only through a nested ``aten::clone``/``aten::copy_``, which keeps its own kernels.
-METADATA_OPS = frozenset(
-    f"aten::{name}"
-    for name in (
-        "view _unsafe_view view_as transpose t numpy_T mT reshape _reshape_alias as_strided expand expand_as "
-        "permute unsqueeze squeeze alias unflatten flatten select slice narrow detach split split_with_sizes "
-        "unbind chunk movedim view_as_real view_as_complex lift_fresh diagonal unfold"
-    ).split()
-)
+from surrobench.records.ops import VIEWS, categorize
 
 #: How a row's ``op`` was found.
 ORIGINS: dict[str, str] = {
@@ -63,11 +52,6 @@ MODULE_RANGE_PREFIX = "surrobench::module::"
 _MODULE_RANGE = re.compile(rf"^{re.escape(MODULE_RANGE_PREFIX)}(?P<path>.*)$")
 #: TorchInductor's range around its own launch of a Triton kernel, named after the kernel (no ATen op is).
 _INDUCTOR_LAUNCH = re.compile(r"^triton_")
-
-
-def is_metadata_op(name: str) -> bool:
-    """True for an op of :data:`METADATA_OPS` (``aten::view``), which never owns kernel time."""
-    return name in METADATA_OPS
 
 
 def module_path(range_name: str) -> str | None:
@@ -196,7 +180,7 @@ class KernelRows:
                 raise ValueError(f"lost {lost!r}: one of graph_replay, compiled, no_op")
             return None, lost
         for op in ops:
-            if not is_metadata_op(op):
+            if categorize(op) != VIEWS:
                 return op, "launch" if op == ops[0] else "recredited"
         return None, "no_op"
 

@@ -30,6 +30,7 @@ from surrobench.records import schemas
 #: one, it would be charged every kernel a CUDA-graph replay of the frame launches
 #: (``torch.compile(mode="reduce-overhead")``), and be the top op at 100%.
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region\b")
+VIEWS = "view/metadata"  # the category of the ops that only re-describe a tensor (the last row of CATEGORY_TABLE)
 
 
 def _word(alternatives: str) -> str:
@@ -44,7 +45,7 @@ def _word(alternatives: str) -> str:
 #: attention (SDPA's kernels, the transformer fast path's composites) comes before them all. Pooling counts as a
 #: (windowed) reduction; interpolation (``upsample_*``, nearest to trilinear) as elementwise, before the gathers (a
 #: nearest kernel's name holds ``compute_source_index``): a fixed weighted read of neighbours, no index the user
-#: gives; ``grid_sample``, reading at the user's grid, as a gather.
+#: gives; ``grid_sample``, reading at the user's grid, as a gather; a view by its exact name.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
         "communication",
@@ -103,6 +104,15 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         )
         + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
         "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>",
+    ),
+    (  # ops that only re-describe a tensor's storage, no arithmetic, no bytes moved, no kernel: their CPU time is
+        # dispatch (PyTorch "Tensor Views"); ``reshape``/``flatten`` copy only through a nested ``aten::copy_``
+        VIEWS,
+        r"^aten::(?:view|_unsafe_view|view_as|transpose|t|numpy_t|mt|reshape|_reshape_alias|as_strided|expand|expand_as"
+        r"|permute|unsqueeze|squeeze|alias|unflatten|flatten|select|slice|narrow|detach|split|split_with_sizes"
+        r"|unsafe_split|unsafe_split_with_sizes|unbind|chunk|unsafe_chunk|movedim|view_as_real|view_as_complex|real|imag"
+        r"|lift_fresh|diagonal|unfold)$",
+        "aten::slice, aten::view",
     ),
 )
 OTHER = "other"

@@ -103,7 +103,8 @@ def brief_cells(f: Finding) -> dict[str, str]:
     if f.best_measured is not None:
         gain = f"saves {f.gain_ms:.3f} ms/step {_measured(f)} ({f.best_measured.remedy})"
     elif f.gain_kind == "measured" and f.gain_ms == 0.0:
-        gain = "no remedy it names measured faster"  # another finding's may have been
+        gain = "no remedy it names measured faster"  # another finding's may have been; a code change's stake left:
+        gain += ", severity est. from its ops' time" if f.severity in ("high", "medium") else ""
     else:
         gain = "gain ?" if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)

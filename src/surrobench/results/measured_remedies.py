@@ -1,25 +1,20 @@
-"""A finding's action rewritten from measurements of its remedies, two ways.
+"""A finding's action rewritten from measurements of its remedies, two ways (docs/design.md, "Measured actions").
 
-:func:`cite_measured`: the diagnosis cites what ``surrobench optimize`` measured for a finding's config: each remedy a
-clause suggests (:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a
-clause whose remedies were all measured and none accepted is taken out of the action (said so, with the number). A
-stacked clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by
-the one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
+:func:`cite_measured`: what ``surrobench optimize`` measured for a finding's config: each remedy a clause suggests
+(:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a clause whose
+remedies were all measured and none accepted is taken out of the action (said so, with the number). A stacked clause
+is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the one rule
+(:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 
-:func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
-the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
-:mod:`surrobench.tune.advice`): a stacked clause with the measurement of exactly its stack, any other with the
-single candidates of its ids (``threads``: every thread count). Then:
-
-- a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
-  ms/step)``, never against: a clause that moves a setting the other way (``use every core`` beside ``threads=1``
-  measured faster) is not advised, measured faster the other way, with that measurement;
-- a clause whose every remedy was judged (slower, unchanged, inconclusive, rejected by the accuracy guard, failed or
-  not applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
-  advised (compile: measured 0.65x [0.61, 0.70], slower)``);
-- a clause with a remedy the budget left out keeps it, saying it was not measured;
-- clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
-  action was measured (:attr:`surrobench.records.findings.Finding.gain_kind`).
+:func:`attach_measured`: from what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`, from
+:mod:`surrobench.tune.advice`), matched with each clause that names remedies: a stacked clause with the measurement
+of exactly its stack, any other with the single candidates of its ids (``threads``: every thread count). A remedy
+measured faster is advised with its measurement, never against (a clause moving a setting the other way from one
+measured faster is not advised, with that measurement); a clause whose every remedy was judged (slower, unchanged,
+inconclusive, rejected by the accuracy guard, failed or not applicable) and none faster becomes a statement naming no
+remedy, with its numbers; one with a remedy the budget left out says it was not measured; clauses that name no remedy
+(code changes) stay as written, with the finding's estimate unless a remedy of its action was measured
+(:attr:`surrobench.records.findings.Finding.gain_kind`).
 """
 
 from __future__ import annotations
@@ -88,10 +83,10 @@ def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
 
 
 def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
-    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests
-    was measured and none accepted, or accepted only moving the other way (``threads=1`` beside "use every core";
-    a stacked clause: when its stack was measured and is not faster). Also
-    returns the not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
+    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests was
+    measured (or found infeasible) and none accepted, or accepted only moving the other way (``threads=1`` beside
+    "use every core"; a stacked clause: when its stack was measured and is not faster). Also returns the
+    not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
     if not clause.remedies:
         return clause, []
     if clause.stacked:
@@ -106,6 +101,8 @@ def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tupl
             dropped += [_outcome(c) for c in found]
         elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
             dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
+        elif cannot := [c for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] == name]:
+            dropped += [_outcome(c) for c in cannot]  # optimize's reason it cannot apply, never "unmeasured"
         else:
             notes.append(f"{name} unmeasured")
     if not notes:
@@ -131,14 +128,20 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
     return tuple(kept) or action
 
 
-def measured_line(label: str, entry: dict) -> str:
-    """What ``surrobench optimize`` measured for a config no finding names: its recipe and pooled speedup,
-    or that nothing won."""
-    if not entry["recommended"]:
-        return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
-    sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
-    speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
-    return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
+def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict]) -> list[str]:
+    """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`cite_measured`'s) that no
+    finding names: its recipe and pooled speedup, or that nothing won."""
+    lines, cited = [], {f.config for f in findings}
+    for label, entry in ((k, v) for k, v in measured.items() if k not in cited):
+        if not entry["recommended"]:
+            lines.append(
+                f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
+            )
+            continue
+        sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
+        speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
+        lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
+    return lines
 
 
 def cite_measured(
@@ -151,13 +154,20 @@ def cite_measured(
         measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).
         threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
     """
-    threads = threads or {}
-    return [
-        replace(f, action=cite_action(f.clauses, measured[f.config], threads.get(f.config)))
-        if f.config in measured and (f.alarm or f.remedies)
-        else f
-        for f in findings
-    ]
+    out = []
+    for f in findings:
+        entry, n = measured.get(f.config), (threads or {}).get(f.config)
+        if entry is not None and (f.alarm or f.remedies):
+            failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
+            f = replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
+        out.append(f)
+    return out
+
+
+def none_faster(finding: Finding) -> str:
+    """The severity of ``finding`` once every remedy it names was measured (by diagnose or optimize), none faster: its
+    own (its evidence's stake) while a clause naming no remedy, a code change, stands; else ``low`` (docs/design.md)."""
+    return finding.severity if any(not c.remedies for c in finding.clauses) else "low"
 
 
 def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
@@ -253,8 +263,8 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
     another finding's clause says where it was credited); findings of other configs as they are, in order. A
     measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
-    the floor or with none faster), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired
-    within the window, only its milliseconds are not the timed step's."""
+    the floor; none faster: :func:`none_faster`), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its
+    ratio is paired within the window, only its milliseconds are not the timed step's."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -271,9 +281,9 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        best, severity = got.best_measured, got.severity
-        if best is not None or got.gain_ms == 0.0 and got.gain_kind == "measured":
-            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup if best else 0.0) or "low"
+        severity = none_faster(f) if got.gain_ms == 0.0 and got.gain_kind == "measured" else f.severity
+        if (best := got.best_measured) is not None:
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
 
