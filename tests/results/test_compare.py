@@ -106,9 +106,14 @@ def test_memory_and_top_op_ratios():
     s = latency_samples(2.0, 0.01)
     fft = {"name": "aten::_fft_r2c", "share": 0.4}
     c = compare_config(
-        config(s, peak_mem_bytes=100, top_op=fft), config(s, peak_mem_bytes=150, top_op={**fft, "share": 0.2})
+        config(s, peak_mem_bytes=100 << 20, top_op=fft),
+        config(s, peak_mem_bytes=150 << 20, top_op={**fft, "share": 0.2}),
     )
     assert c.peak_mem_ratio == 1.5 and c.top_op_share_ratio == 0.5
+    # a CPU RSS growth under 1 MiB is the heap's page reuse: no ratio over it (0.1 -> 117.5 MiB read 791x)
+    assert (
+        compare_config(config(s, peak_mem_bytes=100 << 10), config(s, peak_mem_bytes=117 << 20)).peak_mem_ratio is None
+    )
     other = compare_config(config(s, top_op=fft), config(s, top_op={"name": "aten::conv2d", "share": 0.2}))
     assert other.top_op_share_ratio is None
 

@@ -104,11 +104,11 @@ def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple
 
 @dataclass(frozen=True)
 class ConfigComparison:
-    """One matched config: host-latency ratios NEW/BASE with bootstrap 95% CIs (``median_ratio``, ``p95_ratio``)
-    and the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown,
-    0 in BASE, or not a config's own CPU peak; ``top_op_share_ratio`` where both name the same top op;
-    ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have an op table;
-    ``notes`` one-line remarks (small samples, an inconclusive change, a failed config)."""
+    """One matched config: host-latency ratios NEW/BASE with bootstrap 95% CIs (``median_ratio``, ``p95_ratio``) and
+    the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown, 0 in
+    BASE, or a CPU peak not the config's own or under 1 MiB (docs/design.md); ``top_op_share_ratio`` where both name
+    the same top op; ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have
+    an op table; ``notes`` one-line remarks (small samples, an inconclusive change, a failed config)."""
 
     base: ConfigResult
     new: ConfigResult
@@ -349,9 +349,11 @@ def compare_config(
     """
     rule = _rule(threshold)
     common = {
-        # a CPU figure that is not the config's own peak depends on what ran before it: not compared
         "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes)
-        if all(r.extra.get(PEAK_OWN_KEY, True) for r in (base, new))
+        if all(
+            r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
+            for r in (base, new)
+        )
         else None,
         "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share"))
         if base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
