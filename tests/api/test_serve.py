@@ -592,7 +592,7 @@ def test_an_unknown_arrival_lists_only_the_processes_chosen_by_name(tmp_path):
 def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
     from dataclasses import replace
 
-    from surrobench.records.serve import LoadPoint, Percentile, PolicyResult, ServeRecord
+    from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
     from surrobench.report.serve_tables import policy_title
 
     point = LoadPoint(
@@ -611,6 +611,11 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
     assert policy_title(record, cut).endswith(": cut short, capacity in [1870.0, 2260.0) rps at P99 <= 5 ms")
     done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
     assert "cut short" not in policy_title(done, cut)
+    # a capacity measured where the simulation passed no rate: "predicted: no rate", not "predicted 0 (-100% ...)"
+    found = Capacity(10.0, 352.1, 363.1, (), predicted_rps=0.0, search_s=54.0)
+    title = policy_title(done, replace(cut, capacity=found))
+    assert "predicted: no rate" in title and "%" not in title
+    assert "(-" in policy_title(done, replace(cut, capacity=replace(found, predicted_rps=300.0)))
 
 
 def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_allocated(tmp_path):

@@ -65,7 +65,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             return f"{line}: {c.infeasible}"
         upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
         line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
-        if c.predicted_rps is not None:
+        if c.predicted_rps == 0:  # the simulation over the unloaded service times passed no rate
+            line += ", predicted: no rate"
+        elif c.predicted_rps is not None:
             err = c.prediction_error
             line += f", predicted {rps(c.predicted_rps)}"
             line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
