@@ -83,6 +83,7 @@ def test_rows_and_recipe_lines():
     lines = recipe_lines(entry)
     assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10] over 1 timing window in this process)"
     assert "run it: surrobench run --mode cudagraph" in lines
+    assert "run it: .venv/bin/surrobench run --mode cudagraph" in recipe_lines(entry, program=".venv/bin/surrobench")
     assert "not tried: compile (budget of 120 s spent)" in lines and "note: FFTs at 128x128" in lines
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}

@@ -96,10 +96,11 @@ NOTHING_BECAUSE = {
 }
 
 
-def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
+def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench") -> list[str]:
     """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
     (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
-    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes."""
+    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``: how
+    the ``run it`` line starts, as :func:`stored_line`'s."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = entry["recipe"]["speedup"]
@@ -115,7 +116,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process}{cut})"
         lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
-            lines.append(f"run it: {entry['recipe']['run_command']}")
+            lines.append(f"run it: {program}{entry['recipe']['run_command'].removeprefix('surrobench')}")
     else:
         because = config_from_json(entry).nothing_because
         lines = [f"recommended: nothing ({NOTHING_BECAUSE[because].format(error=entry['error'])})"]
@@ -207,9 +208,10 @@ def optimize_renderables(
         if skipped:
             lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
-        verbatim = {f"    {c}" for c in entry["recipe"]["code"]}
-        verbatim.add(f"run it: {entry['recipe']['run_command']}")
-        recipe = [_verbatim(x) if x in verbatim else rich_escape(x) for x in recipe_lines(entry, doc["verify"])]
+        recipe = [
+            _verbatim(x) if x.startswith(("    ", "run it: ")) else rich_escape(x)
+            for x in recipe_lines(entry, doc["verify"], program)
+        ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))
     return out
