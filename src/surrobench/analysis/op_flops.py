@@ -242,12 +242,10 @@ class _ShapeBytes(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name
         cost = self.costs.setdefault(name, OpCost(name))
-        if categorize(name) == VIEWS:  # a view moves no bytes: it must draw no time from the ops it sits beside
-            cost.calls += 1
-            return out
-        ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         cost.calls += 1
+        if categorize(name) == VIEWS:  # a view moves no bytes: it must draw no time from the ops it sits beside
+            return out
+        ins, outs = _tensors((args, kwargs or {})), _tensors(out)
         nbytes = [t.numel() * t.element_size() for t in ins]
         out_bytes = sum(t.numel() * t.element_size() for t in outs)
         if name in _GATHERS and ins:  # the source (first input) read at most once per output element
