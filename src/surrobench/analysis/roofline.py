@@ -77,11 +77,6 @@ class SuspectCeiling:
     ratio: float
     ops: tuple[str, ...]
 
-    @property
-    def unit(self) -> str:
-        """``"GB/s"`` for the copy bandwidth, ``"TFLOP/s"`` for a matmul peak."""
-        return "GB/s" if self.ceiling == "copy" else "TFLOP/s"
-
 
 @dataclass
 class OpCost:
@@ -92,8 +87,7 @@ class OpCost:
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
-    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
-    flops_unknown: str | None = None
+    flops_unknown: str | None = None  # why ``flops`` is None (op_flops.flops_unknown_reason)
 
 
 @dataclass(frozen=True)
@@ -114,15 +108,13 @@ class RooflineOp(schemas.Plain):
     gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
-    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
-    flops_unknown: str | None = None
+    flops_unknown: str | None = None  # why ``flops`` is None (op_flops.flops_unknown_reason)
 
 
 @dataclass(frozen=True)
 class UncostedOp(schemas.Plain):
-    """An op left out: the FLOP counter saw it ``counted_calls`` times a forward, the profile ``profiled_calls`` a
-    step (fewer): its costs describe calls the profiled step did not run (another decomposition, e.g. the Python
-    one of ``upsample_trilinear3d`` under a dispatch mode)."""
+    """An op left out: the FLOP counter saw it ``counted_calls`` times a forward, the profile ``profiled_calls`` times
+    a step (fewer): its costs describe calls the step did not run (another decomposition; module docstring, "Calls")."""
 
     name: str
     counted_calls: int
@@ -237,10 +229,9 @@ def roofline(
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9
     ridge = peak / bandwidth
-    profiled = {op.name: op.calls for op in table.ops}  # summed over the active steps
-    over = {n: c.calls for n, c in costs.items() if c.calls * table.active_steps > profiled.get(n, 0)}
-    uncosted = tuple(UncostedOp(n, calls, profiled.get(n, 0) / table.active_steps) for n, calls in over.items())
-    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs, over).items()}
+    calls = {op.name: op.calls / table.active_steps for op in table.ops}  # per profiled step
+    uncosted = tuple(UncostedOp(n, c.calls, calls.get(n, 0.0)) for n, c in costs.items() if c.calls > calls.get(n, 0))
+    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs, {u.name for u in uncosted}).items()}
     total = sum(times.values())
     ops = [_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth) for name, ms in times.items() if ms > 0]
     ops.sort(key=lambda o: -o.time_ms)
