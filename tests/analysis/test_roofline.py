@@ -144,3 +144,45 @@ def test_unseen_bookkeeping_ops_lend_no_time_to_a_seen_op_of_their_category():
     costs = {"aten::zeros": OpCost("aten::zeros", 1, 0, 139264), "aten::bmm": OpCost("aten::bmm", 1, 10**6, 10**5)}
     times = _op_times_ms(table, costs)
     assert times["aten::zeros"] == pytest.approx(0.1) and times["aten::bmm"] == pytest.approx(9.0)
+
+
+def _table(*ops: OpStat, steps: int = 2) -> OpTable:
+    return OpTable(ops, "device", sum(o.self_device_us for o in ops), steps, "profiler")
+
+
+def test_an_op_the_counter_saw_more_often_than_the_profile_is_left_out_and_lends_no_time():
+    # upsample_trilinear3d's Python decomposition under the counter's dispatch modes: 13 adds a forward on full-size
+    # tensors, while the profiled step ran 2 small adds and one upsample (elementwise, unseen by the counter)
+    ceilings = Ceilings("dev", copy_gbps=1000.0, matmul_tflops={"fp32": 10.0})
+    costs = {
+        "aten::add": OpCost("aten::add", 13, 13 * 2**20, 13 * 3 * 2**22),
+        "aten::mul": OpCost("aten::mul", 1, 2**20, 3 * 2**22),
+        "aten::convolution": OpCost("aten::convolution", 2, 10**9, 10**7),
+    }
+    table = _table(
+        OpStat("aten::add", "elementwise/activation", 4, 20.0, 20.0, 0.1, 1.0),
+        OpStat("aten::upsample_trilinear3d", "elementwise/activation", 2, 100.0, 100.0, 0.4, 1.0),
+        OpStat("aten::mul", "elementwise/activation", 2, 30.0, 30.0, 0.1, 1.0),
+        OpStat("aten::convolution", "convolution", 4, 200.0, 200.0, 0.4, 1.0),
+    )
+    report = roofline(table, costs, ceilings, "fp32")
+    assert [(u.name, u.counted_calls, u.profiled_calls) for u in report.uncosted] == [("aten::add", 13, 2.0)]
+    ops = {o.name: o for o in report.ops}
+    assert set(ops) == {"aten::mul", "aten::convolution"}  # counts agree (1 and 2 a step): kept
+    assert ops["aten::mul"].time_ms == pytest.approx((30.0 + 100.0) / 2 / 1e3)  # the upsample's time, none to add
+    doc = json.loads(json.dumps(report.to_json()))
+    assert RooflineReport.from_json(doc) == report
+    del doc["uncosted"]  # a roofline stored before uncosted ops reads, with none
+    assert RooflineReport.from_json(doc).uncosted == ()
+
+
+def test_an_op_the_profile_ran_more_often_nested_in_others_stays_costed():
+    # the profile counts calls nested in ops the counter saw whole (a copy_ inside a clone): time of more calls
+    ceilings = Ceilings("dev", copy_gbps=1000.0, matmul_tflops={"fp32": 10.0})
+    costs = {"aten::copy_": OpCost("aten::copy_", 8, 0, 2**20), "aten::clone": OpCost("aten::clone", 8, 0, 2**20)}
+    table = _table(
+        OpStat("aten::copy_", "copy/cast", 4158, 500.0, 500.0, 0.9, 1.0),
+        OpStat("aten::clone", "copy/cast", 16, 50.0, 50.0, 0.1, 1.0),
+    )
+    report = roofline(table, costs, ceilings, "fp32")
+    assert report.uncosted == () and {o.name for o in report.ops} == {"aten::copy_", "aten::clone"}

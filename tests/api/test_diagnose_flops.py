@@ -60,3 +60,39 @@ def test_a_failing_count_leaves_the_diagnosis_without_a_roofline(latents, monkey
     assert d.run.results[0].status == "ok" and not d.context.get("roofline")
     (note,) = [w for w in d.warnings if "FLOPs not counted" in w]
     assert note.endswith("(RuntimeError: planted counter failure)")
+
+
+SR3D = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class SR3D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Conv3d(2, 4, 3, padding=1), nn.Conv3d(4, 1, 1)
+
+    def forward(self, x):  # (B, 2, D, D, D) -> (B, 1, 2D, 2D, 2D)
+        return self.out(F.interpolate(F.silu(self.inp(x)), scale_factor=2, mode="trilinear"))
+
+
+def sr3d():
+    return SR3D()
+"""
+
+
+def test_a_decomposition_only_the_flop_counter_ran_is_left_out_of_the_roofline(tmp_path, monkeypatch):
+    # under the counter's dispatch modes trilinear upsampling runs as _unsafe_index/add/sub/mul on full-size
+    # tensors; the profiled step ran one aten::upsample_trilinear3d: those costs describe no profiled call
+    monkeypatch.setattr(api_diagnose, "device_ceilings", lambda record: (CEILINGS, "planted ceilings"))
+    (tmp_path / "sr3d.py").write_text(SR3D)
+    d = api_diagnose.diagnose(
+        f"{tmp_path / 'sr3d.py'}:sr3d", shapes="1x2x8x8x8", device="cpu", threads=1, warmup=1, iters=3, measure_s=0
+    )
+    ((label, roof),) = d.context["roofline"].items()
+    uncosted = {u["name"]: u for u in roof["uncosted"]}
+    assert {"aten::add", "aten::sub", "aten::mul", "aten::_unsafe_index"} <= set(uncosted)
+    assert all(u["counted_calls"] > u["profiled_calls"] for u in uncosted.values())
+    costed = {op["name"] for op in roof["ops"]}
+    assert not costed & set(uncosted) and "aten::convolution" in costed

@@ -166,9 +166,7 @@ def _native_mha(query, key, value, embed_dim, num_head, *args, out_val=None, **k
 def _encoder_layer(src, embed_dim, num_heads, *args, out_val=None, **kwargs) -> int:
     """``_transformer_encoder_layer_fwd(src (B, L, D), ..., ffn_weight_1 (F, D), ...)``: attention plus two FFN matmuls."""
     ffn_weight_1 = args[11] if len(args) > 11 else kwargs["ffn_weight_1"]
-    b, n = (src.shape[0], src.shape[1]) if src.dim() == 3 else (1, src.shape[0])
-    ffn = 2 * (2 * b * n * int(embed_dim) * ffn_weight_1.shape[0])
-    return _projected_attention(src, int(embed_dim), int(num_heads)) + ffn
+    return _projected_attention(src, int(embed_dim), int(num_heads)) + 2 * (2 * src.numel() * ffn_weight_1.shape[0])
 
 
 #: Fused composites (transformer fast path, SDPA backends, fused MHA): unknown without a formula.
@@ -242,12 +240,10 @@ class _ShapeBytes(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name
         cost = self.costs.setdefault(name, OpCost(name))
-        if categorize(name) == VIEWS:  # a view moves no bytes: it must draw no time from the ops it sits beside
-            cost.calls += 1
-            return out
-        ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         cost.calls += 1
+        if categorize(name) == VIEWS:  # a view moves no bytes: it must draw no time from the ops it sits beside
+            return out
+        ins, outs = _tensors((args, kwargs or {})), _tensors(out)
         nbytes = [t.numel() * t.element_size() for t in ins]
         out_bytes = sum(t.numel() * t.element_size() for t in outs)
         if name in _GATHERS and ins:  # the source (first input) read at most once per output element
@@ -269,12 +265,10 @@ def count_op_costs(forward: Callable[[], object], module: torch.nn.Module | None
         for p in grads:
             p.requires_grad_(True)
     known = counted_ops(FLOP_FORMULAS)
-    for name, cost in shapes.costs.items():
-        cost.flops = 0 if name in known else None
+    for name, cost in shapes.costs.items():  # every op with FLOPs counted is known: its reason stays None
+        cost.flops, cost.flops_unknown = (0, None) if name in known else (None, flops_unknown_reason(name))
     for packet, count in flops.get_flop_counts().get("Global", {}).items():
         name = str(packet).replace(".", "::", 1)
         cost = shapes.costs.setdefault(name, OpCost(name))
         cost.flops = (cost.flops or 0) + int(count)
-    for name, cost in shapes.costs.items():
-        cost.flops_unknown = flops_unknown_reason(name) if cost.flops is None else None
     return shapes.costs

@@ -9,6 +9,8 @@ Model: Williams, Waterman, Patterson, CACM 52(4), 2009: intensity ``I = F / Q`` 
   none; a gather's source at most its output's bytes.
 - Time: the op table's self time per step; unseen wrapper/backend ops' time goes to seen ops of the same
   category by bytes; ``other`` (allocations, views) is bookkeeping and stays out.
+- Calls: an op the counter saw more times a forward than the profile a step is uncosted (:class:`UncostedOp`);
+  fewer is kept, the profile counting calls nested in ops the counter saw whole (docs/benchmarks/flop-counter-calls.md).
 - Ceilings: ``surrobench calibrate``, else the H200's (said in the report); a zero or non-finite ceiling is
   unusable (:meth:`Ceilings.unusable`).
 - ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`).
@@ -26,13 +28,7 @@ from surrobench.analysis.op_families import low_intensity
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, KernelCounters
-from surrobench.records.ops import OpTable, categorize
-
-#: ``surrobench calibrate`` on an H200, 2026-12-02 (docs/benchmarks/h200-counters.md): device-to-device copy 4122 GB/s
-#: (read + write bytes); 8192^3 GEMM fp32 (TF32 off) 50.5, tf32 400.2, fp16 732.6, bf16 762.7 TFLOP/s.
-H200_FALLBACK_NOTE = (
-    "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
-)
+from surrobench.records.ops import OTHER, OpTable, categorize
 
 
 def format_tflops(tflops: float) -> str:
@@ -50,6 +46,11 @@ def format_ridge(flop_per_byte: float) -> str:
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
 
 
+#: ``surrobench calibrate`` on an H200, 2026-12-02 (docs/benchmarks/h200-counters.md): device-to-device copy 4122 GB/s
+#: (read + write bytes); 8192^3 GEMM fp32 (TF32 off) 50.5, tf32 400.2, fp16 732.6, bf16 762.7 TFLOP/s.
+H200_FALLBACK_NOTE = (
+    "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
+)
 H200_FALLBACK = Ceilings(
     "NVIDIA H200", 4122.0, {"fp32": 50.5, "tf32": 400.2, "fp16": 732.6, "bf16": 762.7}, "", H200_FALLBACK_NOTE
 )
@@ -76,11 +77,6 @@ class SuspectCeiling:
     ratio: float
     ops: tuple[str, ...]
 
-    @property
-    def unit(self) -> str:
-        """``"GB/s"`` for the copy bandwidth, ``"TFLOP/s"`` for a matmul peak."""
-        return "GB/s" if self.ceiling == "copy" else "TFLOP/s"
-
 
 @dataclass
 class OpCost:
@@ -91,8 +87,7 @@ class OpCost:
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
-    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
-    flops_unknown: str | None = None
+    flops_unknown: str | None = None  # why ``flops`` is None (op_flops.flops_unknown_reason)
 
 
 @dataclass(frozen=True)
@@ -113,18 +108,28 @@ class RooflineOp(schemas.Plain):
     gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
-    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
-    flops_unknown: str | None = None
+    flops_unknown: str | None = None  # why ``flops`` is None (op_flops.flops_unknown_reason)
+
+
+@dataclass(frozen=True)
+class UncostedOp(schemas.Plain):
+    """An op left out: the FLOP counter saw it ``counted_calls`` times a forward, the profile ``profiled_calls`` times
+    a step (fewer): its costs describe calls the step did not run (another decomposition; module docstring, "Calls")."""
+
+    name: str
+    counted_calls: int
+    profiled_calls: float
 
 
 @dataclass(frozen=True)
 class RooflineReport:
-    """The ops of one config against ``ceilings`` for ``precision``, largest time first."""
+    """The ops of one config against ``ceilings`` for ``precision``, largest time first; ``uncosted`` those left out."""
 
     ceilings: Ceilings
     precision: str
     ridge_flop_per_byte: float
     ops: tuple[RooflineOp, ...]
+    uncosted: tuple[UncostedOp, ...] = ()
 
     def suspect_ceilings(self, stale_ratio: float, share_min: float) -> tuple[SuspectCeiling, ...]:
         """The ceilings an op holding ``share_min`` of the time exceeds by more than ``stale_ratio`` (copy, then matmul)."""
@@ -153,6 +158,7 @@ class RooflineReport:
             "ceilings_note": c.note or f"calibrated {c.measured}",
             "ceilings": c.to_json(),
             "ops": [o.to_json() for o in self.ops],
+            "uncosted": [u.to_json() for u in self.uncosted],
         }
 
     @classmethod
@@ -160,23 +166,21 @@ class RooflineReport:
         """Inverse of :meth:`to_json`. Raises KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops``
         missing; TypeError: an op without one of its fields, or the ceilings with a key missing or not a field."""
         ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
-        return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
+        uncosted = tuple(UncostedOp.from_json(u) for u in d.get("uncosted", ()))  # absent before uncosted ops
+        return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops, uncosted)
 
 
-#: The op category whose unseen ops' time is not handed to seen ops (module docstring, "Time").
-UNFAMILIAR = "other"
-
-
-def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
-    """Self ms per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
+def _op_times_ms(table: OpTable, costs: dict[str, OpCost], uncosted=frozenset()) -> dict[str, float]:
+    """Self ms per step of each costed op, plus its bytes-weighted part of unseen same-category ops; the ops named
+    in ``uncosted`` neither lend time nor take any."""
     own = table.ms_per_step()
-    times = {name: own.get(name, 0.0) for name in costs}
+    times = {name: own.get(name, 0.0) for name in costs if name not in uncosted}
     unseen: dict[str, float] = defaultdict(float)
     for name, ms in own.items():
-        if name not in costs and categorize(name) != UNFAMILIAR:
+        if name not in costs and categorize(name) != OTHER:
             unseen[categorize(name)] += ms
     for category, ms in unseen.items():
-        mine = [n for n in costs if categorize(n) == category and costs[n].bytes > 0]
+        mine = [n for n in times if categorize(n) == category and costs[n].bytes > 0]
         total = sum(costs[n].bytes for n in mine)
         for n in mine:
             times[n] += ms * costs[n].bytes / total
@@ -225,11 +229,13 @@ def roofline(
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9
     ridge = peak / bandwidth
-    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs).items()}
+    calls = {op.name: op.calls / table.active_steps for op in table.ops}  # per profiled step
+    uncosted = tuple(UncostedOp(n, c.calls, calls.get(n, 0.0)) for n, c in costs.items() if c.calls > calls.get(n, 0))
+    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs, {u.name for u in uncosted}).items()}
     total = sum(times.values())
     ops = [_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth) for name, ms in times.items() if ms > 0]
     ops.sort(key=lambda o: -o.time_ms)
-    return RooflineReport(ceilings, precision, ridge, tuple(ops))
+    return RooflineReport(ceilings, precision, ridge, tuple(ops), uncosted)
 
 
 @dataclass(frozen=True)
