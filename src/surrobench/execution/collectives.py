@@ -21,11 +21,10 @@ import torch
 import torch.distributed as dist
 
 #: The ``torch.distributed`` calls that block (or, on NCCL, order the current stream) until done.
-BLOCKING_CALLS = (
-    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce_scatter",
-    "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single", "gather", "scatter", "barrier",
-    "send", "recv",
-)  # fmt: skip
+BLOCKING_CALLS = tuple(
+    "all_reduce all_gather all_gather_into_tensor all_gather_object reduce_scatter reduce_scatter_tensor broadcast"
+    " reduce all_to_all all_to_all_single gather scatter barrier send recv".split()
+)
 #: Calls that always return works to wait on.
 WORK_CALLS = ("batch_isend_irecv",)
 NS_PER_MS = 1e6

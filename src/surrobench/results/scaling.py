@@ -72,8 +72,9 @@ def step_result(
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:
         untimed = dict.fromkeys(("latency_ms", "device_ms", "samples_per_s", "points_per_s"))
-        return replace(failed, input_shape=like.input_shape, inputs=like.inputs, samples_ms=(), device_samples_ms=(),
-                       **untimed)  # fmt: skip
+        return replace(
+            failed, input_shape=like.input_shape, inputs=like.inputs, samples_ms=(), device_samples_ms=(), **untimed
+        )
     rounds = first.extra.get("rounds", 1)
     latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
     stats = LatencyStats.from_samples(latency, rounds=rounds)
