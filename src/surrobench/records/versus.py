@@ -3,7 +3,7 @@ surrogate against the solver at equal accuracy and equal runtime (the rules: :mo
 
 Units: times in ms per case, errors relative L2 (dimensionless), throughput in cases per second.
 
-Versus records read back and compared (:func:`load_versus`, :func:`is_versus_file`, :func:`compare_versus`),
+Versus records read back and compared (:func:`load_versus`, :func:`compare_versus`),
 torch-free so ``compare`` starts without torch.
 """
 
@@ -208,16 +208,6 @@ def load_versus(path: str | Path) -> VersusRecord:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"versus file {str(path)!r}: cannot read it: {type(exc).__name__}") from None
     return VersusRecord.from_json(data)
-
-
-def is_versus_file(ref: object) -> bool:
-    """Whether ``ref`` is a path to a JSON file holding a ``surrobench/versus-v1`` document."""
-    if not isinstance(ref, (str, Path)) or not str(ref).endswith(".json") or not Path(ref).is_file():
-        return False
-    try:
-        return json.loads(Path(ref).read_text()).get("schema") == schemas.VERSUS
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
 
 
 #: A comparison's verdict on the matched-error speedup: the two bootstrap intervals apart, or overlapping.
