@@ -123,8 +123,7 @@ def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
 
 def attribute_by_eager(evidence: list[ConfigEvidence]) -> list[ConfigEvidence]:
     """``evidence`` with the kernel table of each CUDA-graph or compiled config matched against the eager config of
-    the same model, shapes, batch, precision and device (:func:`match_eager`), when the run profiled one; other
-    configs unchanged."""
+    the same model, shapes, batch, precision and device (:func:`match_eager`), when the run profiled one."""
     eager = {
         _sibling_key(ev): ev.kernel_table
         for ev in evidence

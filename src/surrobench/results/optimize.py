@@ -206,11 +206,10 @@ class ConfigOptimization:
 
     @property
     def nothing_because(self) -> str | None:
-        """Why no recipe is recommended, None when one is: ``baseline_failed`` (``error`` says why),
-        ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
-        across its timing windows), ``budget`` (no candidate was timed and some were not tried), ``untimed`` (no
-        candidate could be timed), else ``none_faster`` (none faster beyond the noise floor within the
-        tolerance)."""
+        """Why no recipe is recommended, None when one is, the first that holds: ``baseline_failed`` (``error`` says
+        why), ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
+        across its timing windows), ``none_faster`` (a candidate was timed, none faster beyond the noise floor within
+        the tolerance), ``budget`` (some were not tried), else ``untimed``."""
         if self.recommended:
             return None
         if self.error or self.cut_short:
