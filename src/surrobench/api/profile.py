@@ -217,13 +217,12 @@ def profile_phase(
     try:
         hooks.on_profile_start(to_profile)
         record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, StoreWriteError) as exc:  # the run with the top op of the configs profiled
         profiled = {r.config.config_id: r.config for r in done}
         cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
+        if isinstance(exc, StoreWriteError):  # the timings were stored
+            raise unsaved(store, cut, exc)
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
-    except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
-        profiled = {r.config.config_id: r.config for r in done}
-        raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)
     try:
         store.finish_run(record.run_id)
     except StoreWriteError as exc:
