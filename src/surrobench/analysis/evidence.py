@@ -97,10 +97,9 @@ MATCHABLE = ("graph_replay", "compiled", "no_op")
 
 
 def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
-    """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel
-    name that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager
-    row, and rows with an op, are kept as they are. Times, calls and shares keep their totals: shares are of
-    ``table.total_us``."""
+    """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel name
+    that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager row, and rows
+    with an op, are kept as they are. Times, calls and shares keep their totals: shares are of ``table.total_us``."""
     owners: dict[str, list[KernelStat]] = {}
     for k in eager.kernels:
         if k.op is not None:

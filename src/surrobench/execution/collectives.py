@@ -3,10 +3,9 @@ per timed step: :class:`CollectiveRecorder` wraps the ``torch.distributed`` func
 call, by CUDA events on the current stream (a blocking NCCL call makes it wait for the NCCL stream; PyTorch docs,
 "CUDA semantics") or, on the CPU, the host clock.
 
-``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv``
-called one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another
-timed call counts once. Functions bound before the recorder started (``from torch.distributed import
-all_reduce``) are not seen.
+``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv`` called
+one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another timed call counts
+once. Functions bound before the recorder started (``from torch.distributed import all_reduce``) are not seen.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Latency statistics of one config's per-iteration samples: the median and P95 (docs/sources.md, method §1:
-surrogates show long tails from allocator jitter), P99, mean, std, min, max, IQR and a bootstrap interval of the
-median."""
+"""Latency statistics of one config's per-iteration samples: the median and P95 (docs/sources.md, method §1: surrogates
+show long tails from allocator jitter), P99, mean, std, min, max, IQR and a bootstrap interval of the median."""
 
 from __future__ import annotations
 

@@ -29,9 +29,8 @@ BEYOND_COARSEST = "less_accurate_than_ladder"
 class Match(schemas.Plain):
     """The surrogate against the solver at its own error (equal accuracy): ``status`` :data:`MATCHED`,
     :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`; the solver's time at that error on the front (log-log
-    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup
-    over the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the
-    coarsest."""
+    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup over
+    the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the coarsest."""
 
     status: str
     solver_ms: float | None
@@ -76,10 +75,9 @@ class Timing(schemas.Plain):
 
 @dataclass(frozen=True)
 class Accuracy(schemas.Plain):
-    """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's
-    (``case_errors``, ``(n,)``), the mean band errors (``bands``: low, mid, high,
-    :func:`surrobench.analysis.versus.band_errors`) and, for a rollout, the mean error at each step
-    (``error_vs_step``, ``(K,)``; one value for a single step)."""
+    """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's (``case_errors``,
+    ``(n,)``), the mean band errors (``bands``: low, mid, high, :func:`surrobench.analysis.versus.band_errors`) and, for
+    a rollout, the mean error at each step (``error_vs_step``, ``(K,)``; one value for a single step)."""
 
     error: float
     case_errors: tuple[float, ...]

@@ -1,9 +1,8 @@
 """The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3`` (docs/design.md,
 "Optimize JSON", lists every key; :data:`DOCUMENTS` checks them).
 
-One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the
-recommended recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on
-the pair.
+One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the recommended
+recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on the pair.
 
 **Fresh check** (:class:`FreshCheck`): does a recipe's speedup hold up in fresh processes? A baseline's time
 drifts between processes (docs/benchmarks/h200-optimize.md, "Windows and processes"); the check measures the pair

@@ -1,10 +1,9 @@
 """Multi-rank results: the step over ranks and the time inside collectives.
 
-A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference (rank 0 alone),
-one row per rank, and the step row: iteration i of the step is the slowest rank's iteration i (a synchronous
-job advances at the pace of its slowest rank). Each row's ``placement``
-(:class:`~surrobench.records.run.Placement`) says which it is; its scaling table is the run record's
-(:func:`~surrobench.records.run.scaling_rows`).
+A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference (rank 0 alone), one row per
+rank, and the step row: iteration i of the step is the slowest rank's iteration i (a synchronous job advances at the
+pace of its slowest rank). Each row's ``placement`` (:class:`~surrobench.records.run.Placement`) says which it is; its
+scaling table is the run record's (:func:`~surrobench.records.run.scaling_rows`).
 """
 
 from __future__ import annotations

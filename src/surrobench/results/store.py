@@ -621,8 +621,7 @@ class ResultStore:
         """The full id of the run whose id starts with ``prefix``.
 
         Raises:
-            UsageError: an empty ``prefix`` (it would match every run, or the only one), no run, or several
-                runs, match.
+            UsageError: an empty ``prefix`` (it would match every run, or the only one), no run, or several runs, match.
         """
         if not prefix.strip():
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
