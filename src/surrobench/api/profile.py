@@ -120,10 +120,8 @@ def profile_run(
 ) -> tuple[RunRecord, list[ProfileReport]]:
     """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
     ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its :class:`~surrobench.records.run.ChildReport`
-    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
-
-    Returns:
-        The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
+    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``. Returns the run
+    with ``top_op`` set on each profiled config, and one report per ``ok`` config.
 
     Raises:
         ValueError: an ``ok`` result that was never stored (no ``config_id``).
