@@ -194,11 +194,7 @@ def compare_pair(
 def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
     """:func:`compare_pair`'s comparison alone (``options``: its keywords): a :class:`RunComparison`, of two serve
     runs a :class:`CapacityComparison`, of two ``versus --json`` files a
-    :class:`~surrobench.records.versus.VersusComparison`.
-
-    Raises:
-        UsageError: as :func:`compare_pair`.
-    """
+    :class:`~surrobench.records.versus.VersusComparison`. Raises UsageError as :func:`compare_pair`."""
     pair = compare_pair(base, new, **options)
     if isinstance(pair, ComparedServeRuns):
         return pair.capacity
