@@ -42,9 +42,8 @@ class UsageError(Exception):
 
     @classmethod
     def naming(cls, text: str, parameters: tuple[str, ...]) -> "UsageError":
-        """An error whose ``text`` names library ``parameters`` as ``{name}`` fields, none of them first
-        (``"... longer than {iters} 10; raise {iters}"``); its message names them as the library does
-        (:meth:`worded`)."""
+        """An error whose ``text`` names library ``parameters`` as ``{name}`` fields, none of them first (``"... longer
+        than {iters} 10; raise {iters}"``); its message names them as the library does (:meth:`worded`)."""
         error = cls("", detail=text, others=parameters)
         error.args = (error.worded(),)
         return error

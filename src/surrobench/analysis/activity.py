@@ -18,11 +18,11 @@ OP_TYPE_NAMES = ("kernel", "memcpy", "memset")
 
 # Host calls that block until the GPU has finished earlier work (CUDA Runtime API reference:
 # "synchronous" behaviour of cudaMemcpy; *Synchronize functions).
-SYNC_CALLS = frozenset({
-    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
-    "cudaMemcpy3D", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cuCtxSynchronize", "cuStreamSynchronize",
-    "cuEventSynchronize", "cuMemcpyDtoH", "cuMemcpyHtoD", "cuMemcpy",
-})  # fmt: skip
+SYNC_CALLS = frozenset(
+    "cudaDeviceSynchronize cudaStreamSynchronize cudaEventSynchronize cudaMemcpy cudaMemcpy2D cudaMemcpy3D"
+    " cudaMemcpyFromSymbol cudaMemcpyToSymbol cuCtxSynchronize cuStreamSynchronize cuEventSynchronize cuMemcpyDtoH"
+    " cuMemcpyHtoD cuMemcpy".split()
+)
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 STREAM_WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
 _NCCL = re.compile(r"nccl", re.IGNORECASE)

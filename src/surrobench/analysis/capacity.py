@@ -42,10 +42,9 @@ SIMULATED_REQUESTS = 8000
 SIMULATED_TOLERANCE = 0.01
 SIMULATED_STEP = 1.1
 SIMULATED_FLOOR = 1e-2
-#: A search going down stops once a rate this many times below a failing one fails with a P99 no lower: a tail
-#: that does not fall with the load is not the queue's, and lower rates will not meet the target either (our own
-#: threshold: a queue's P99 falls steeply with the load, M/D/1 waiting ~ rho / (1 - rho); the eager FNO on an H100
-#: measured 5.63 ms P99 at 141 rps and 5.96 ms at 72.5 rps, docs/benchmarks/h200-capacity.md).
+#: A search going down stops once a rate this many times below a failing one fails with a P99 no lower: a tail that does
+#: not fall with the load is not the queue's, and lower rates will not meet the target either (our own threshold: a
+#: queue's P99 falls steeply with the load, M/D/1 waiting ~ rho / (1 - rho); docs/benchmarks/h200-capacity.md).
 FLAT_TAIL_STEP = 1.5
 #: Going up from failing sparse rates, a queue has formed once the P99 exceeds this many times the highest failing
 #: P99 (our own threshold, above the 1.46x spread of the eager AFNO's, docs/benchmarks/h200-capacity.md).

@@ -164,8 +164,10 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         return []
     fp32_conv = _ms([k for k in kernels if k.kernel_class == "convolution" and k.precision == "fp32"])
     conv = fp32_conv >= MIN_SHARE * total_ms
-    # the half precisions these kernels can run in: no bf16 with torch.fft (execution/failures.py ``fft_no_bf16``)
-    half = tuple(p for p in HALF if p != "bf16") if runs_fft(k.op for k in kernels) else HALF
+    # the half precisions these kernels can run in: no bf16 with torch.fft (execution/failures.py ``fft_no_bf16``);
+    # ``op`` None: a kernel no op launched
+    fft = any(k.op and k.op.startswith(FFT_OPS) for k in kernels)
+    half = tuple(p for p in HALF if p != "bf16") if fft else HALF
     step = _Step(total_ms, ceilings, half, fusible_chains(kernels), conv)
     groups = {
         "memory": [k for k in kernels if k.bound == "memory"],
@@ -185,11 +187,6 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
 
 #: Ops that run cuFFT or PocketFFT (torch.fft's ATen ops, ``aten::_fft_r2c``, ``aten::_fft_c2r``, ``aten::_fft_c2c``).
 FFT_OPS = ("aten::_fft_",)
-
-
-def runs_fft(ops) -> bool:
-    """Whether any of ``ops`` (ATen op names; None for a kernel no op launched) is a torch.fft op."""
-    return any(op and op.startswith(FFT_OPS) for op in ops)
 
 
 def _half_text(half: tuple[str, ...]) -> str:

@@ -97,10 +97,9 @@ MATCHABLE = ("graph_replay", "compiled", "no_op")
 
 
 def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
-    """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel
-    name that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager
-    row, and rows with an op, are kept as they are. Times, calls and shares keep their totals: shares are of
-    ``table.total_us``."""
+    """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel name
+    that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager row, and rows
+    with an op, are kept as they are. Times, calls and shares keep their totals: shares are of ``table.total_us``."""
     owners: dict[str, list[KernelStat]] = {}
     for k in eager.kernels:
         if k.op is not None:
@@ -123,8 +122,7 @@ def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
 
 def attribute_by_eager(evidence: list[ConfigEvidence]) -> list[ConfigEvidence]:
     """``evidence`` with the kernel table of each CUDA-graph or compiled config matched against the eager config of
-    the same model, shapes, batch, precision and device (:func:`match_eager`), when the run profiled one; other
-    configs unchanged."""
+    the same model, shapes, batch, precision and device (:func:`match_eager`), when the run profiled one."""
     eager = {
         _sibling_key(ev): ev.kernel_table
         for ev in evidence

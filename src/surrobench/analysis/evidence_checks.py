@@ -14,10 +14,9 @@ from surrobench.records import schemas
 from surrobench.records.findings import Evidence, Finding
 from surrobench.trace.model import Timeline
 
-#: Profiled step over timed median step above which the profile is not the step that was timed. The
-#: profiler's overhead is +1% to +143% on the H200 (docs/benchmarks/h200-profiles.md, launch-heavy steps highest),
-#: +160% for a CPU step of unet2d at 32 (:func:`surrobench.analysis.evidence.op_time_scale`); 4x leaves a 1.5x
-#: margin over the largest, 2.6x.
+#: Profiled step over timed median step above which the profile is not the step that was timed. The profiler's overhead
+#: is +1% to +143% on the H200 (docs/benchmarks/h200-profiles.md, launch-heavy steps highest), +160% for a CPU step of
+#: unet2d at 32 (:func:`surrobench.analysis.evidence.op_time_scale`); 4x leaves a 1.5x margin over the largest, 2.6x.
 PROFILE_RATIO_MAX = 4.0
 #: ... and below which it is not either: a profiled step cannot be faster than the unprofiled one but by the
 #: spread between processes, 1.5x for one config on the H200 (docs/benchmarks/h200-baseline.md); 0.5 leaves a

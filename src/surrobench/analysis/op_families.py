@@ -197,8 +197,7 @@ _GATHER_FAMILIES = (
 #: PyTorch's own im2col + GEMM convolutions, taken over oneDNN for a small fp32 input at batch 1 (not at 2, not in
 #: bf16: ``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp; seen in torch 2.13) and without cuDNN.
 _IM2COL = re.compile(r"slow_conv|thnn_conv")
-#: Ops that compute all-pairs distances, the evidence that a selection is a nearest-neighbour search; ops that search
-#: sorted boundaries.
+#: All-pairs distance ops, the evidence that a selection is a nearest-neighbour search; sorted-boundary searches.
 _DISTANCE = re.compile(r"[cp]dist|euclidean_dist")
 _SEARCH = re.compile(r"searchsorted|bucketize")
 

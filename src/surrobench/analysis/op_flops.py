@@ -36,9 +36,19 @@ BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT = 4
 COMPLEX_MATMUL_FACTOR = 4
 #: FLOPs per output element of elementwise arithmetic: (real, complex).
 _ELEMENTWISE = {
-    "add": (1, 2), "sub": (1, 2), "rsub": (1, 2), "mul": (1, 6), "div": (1, 11), "neg": (1, 2), "abs": (1, None),
-    "relu": (1, None), "clamp": (1, None), "clamp_min": (1, None), "maximum": (1, None), "minimum": (1, None),
-}  # fmt: skip
+    "add": (1, 2),
+    "sub": (1, 2),
+    "rsub": (1, 2),
+    "mul": (1, 6),
+    "div": (1, 11),
+    "neg": (1, 2),
+    "abs": (1, None),
+    "relu": (1, None),
+    "clamp": (1, None),
+    "clamp_min": (1, None),
+    "maximum": (1, None),
+    "minimum": (1, None),
+}
 _SCATTER_ADD = ("scatter_add", "scatter_add_", "index_add", "index_add_", "scatter_reduce", "scatter_reduce_")
 _SCATTER_ADD += ("index_reduce", "index_reduce_")
 _REDUCTIONS = ("sum", "mean")

@@ -46,8 +46,7 @@ def poisson_rate_interval(
     rate_rps: float, window_s: float, confidence: float = OFFERED_CONFIDENCE
 ) -> tuple[float, float]:
     """The rates (requests/s) a Poisson process of ``rate_rps`` offers over ``window_s`` seconds with probability
-    ``confidence``: the central interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)
-    over the window."""
+    ``confidence``: the central interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)."""
     lo, hi = stats.poisson.interval(confidence, rate_rps * window_s)
     return float(lo) / window_s, float(hi) / window_s
 

@@ -139,14 +139,13 @@ def sweep_request(
 
     Raises:
         TypeError: a keyword that is no setting.
-        UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``), a
-            boolean one (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``,
-            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
-            :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
-            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (:func:`check_cpu_threads`), more ``input_sets``
-            than the calls that read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite
-            number > 0 or is given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode``
-            without the ``compile`` mode.
+        UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``), a boolean one
+            (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``, malformed lists,
+            ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
+            :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` / ``threads`` < 1, ``threads``
+            above ``os.cpu_count()`` (:func:`check_cpu_threads`), more ``input_sets`` than the calls that read them, a
+            ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is given outside the main
+            thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)

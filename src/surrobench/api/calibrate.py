@@ -1,8 +1,7 @@
-"""``calibrate``: measure a device's roofline ceilings once and store them for this machine (``surrobench
-calibrate``), per host, device and CPU thread count (:mod:`surrobench.results.ceilings`), where ``diagnose`` reads
-them. Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused: they time overhead and caches. A
-measurement another process may have slowed is not stored (:func:`check_calibration`): a low ceiling would make
-later rooflines read above the peak.
+"""``calibrate``: measure a device's roofline ceilings once and store them for this machine (``surrobench calibrate``),
+per host, device and CPU thread count (:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them. Sizes under
+:data:`surrobench.collect.ceilings.MIN_SIZES` are refused: they time overhead and caches. A measurement another process
+may have slowed is not stored (:func:`check_calibration`): a low ceiling would make later rooflines read above the peak.
 """
 
 from __future__ import annotations
@@ -63,8 +62,7 @@ class CalibrationRefused(UsageError):
 
 
 def check_threads(device: str, threads: int | None) -> int | None:
-    """The CPU's torch thread count a calibration is measured and stored at (``threads``, None: torch's); None
-    on CUDA.
+    """The CPU's torch thread count a calibration is measured and stored at (``threads``, None: torch's); None on CUDA.
 
     Raises:
         UsageError: ``threads`` not a whole number in ``[1, os.cpu_count()]``, or given for CUDA.

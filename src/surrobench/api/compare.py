@@ -14,7 +14,7 @@ from surrobench.records.config import ConfigKey
 from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS
 from surrobench.records.run import RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
-from surrobench.records.versus import compare_versus, is_versus_file
+from surrobench.records.versus import compare_versus
 from surrobench.records.serve import CapacityOptimization, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
@@ -95,9 +95,11 @@ class ComparedServeRuns:
         return self.capacity.to_json()
 
 
-def _document(path: str | Path, kinds: tuple[str, ...] | None) -> dict | None:
-    """The JSON object in ``path`` when its ``schema`` is one of ``kinds`` (None: any); None for a file that cannot
-    be read as JSON or holds another document (:func:`load_run` says what is wrong with it)."""
+def _document(path: object, kinds: tuple[str, ...] | None) -> dict | None:
+    """The JSON object in the file ``path`` when its ``schema`` is one of ``kinds`` (None: any); None for anything
+    else: not a path, a file that cannot be read as JSON or holds another document (:func:`load_run` says why)."""
+    if not isinstance(path, (str, Path)):
+        return None
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -160,7 +162,7 @@ def compare_pair(
             an unknown ignored field; with ``gate``, a run taken with too few rounds or serve runs; one serve run
             and one that is not; serve runs without a capacity search or with different targets.
     """
-    if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
+    if _document(base, (schemas.VERSUS,)) or _document(new, (schemas.VERSUS,)):  # their matched-error speedups
         if gate:
             raise UsageError.bad("gate", "gates run configs; two versus files compare their speedups only")
         return compare_versus(base, new)
@@ -192,11 +194,7 @@ def compare_pair(
 def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
     """:func:`compare_pair`'s comparison alone (``options``: its keywords): a :class:`RunComparison`, of two serve
     runs a :class:`CapacityComparison`, of two ``versus --json`` files a
-    :class:`~surrobench.records.versus.VersusComparison`.
-
-    Raises:
-        UsageError: as :func:`compare_pair`.
-    """
+    :class:`~surrobench.records.versus.VersusComparison`. Raises UsageError as :func:`compare_pair`."""
     pair = compare_pair(base, new, **options)
     if isinstance(pair, ComparedServeRuns):
         return pair.capacity

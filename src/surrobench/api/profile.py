@@ -120,10 +120,8 @@ def profile_run(
 ) -> tuple[RunRecord, list[ProfileReport]]:
     """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
     ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its :class:`~surrobench.records.run.ChildReport`
-    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
-
-    Returns:
-        The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
+    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``. Returns the run
+    with ``top_op`` set on each profiled config, and one report per ``ok`` config.
 
     Raises:
         ValueError: an ``ok`` result that was never stored (no ``config_id``).
@@ -217,13 +215,12 @@ def profile_phase(
     try:
         hooks.on_profile_start(to_profile)
         record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, StoreWriteError) as exc:  # the run with the top op of the configs profiled
         profiled = {r.config.config_id: r.config for r in done}
         cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
+        if isinstance(exc, StoreWriteError):  # the timings were stored
+            raise unsaved(store, cut, exc)
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
-    except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
-        profiled = {r.config.config_id: r.config for r in done}
-        raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)
     try:
         store.finish_run(record.run_id)
     except StoreWriteError as exc:

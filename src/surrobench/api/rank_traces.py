@@ -54,8 +54,7 @@ class RankTraces:
 
 
 def rank_trace_set(paths: Sequence[Path]) -> list[Path] | None:
-    """The rank trace files when ``paths`` (files or folders) hold more than one Kineto trace, else None (one
-    timeline).
+    """The rank trace files when ``paths`` (files or folders) hold more than one Kineto trace, else None (one timeline).
 
     Raises:
         UsageError: a missing path, a folder without traces, a file named twice.

@@ -506,13 +506,12 @@ def serve(
     on_start: Callable[[int | None], None] | None = None,
     **options,
 ) -> ServeRecord:
-    """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve
-    record, stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``:
-    the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config
-    served; a request is one batch-1 input. ``on_point(policy, point)`` per load
-    point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`). A
-    policy whose output held NaN/Inf is ``nonfinite`` (:class:`~surrobench.records.serve.PolicyResult`, a note), the
-    run ``complete``, the other policies served.
+    """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve record,
+    stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``: the keywords of
+    :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config served; a request is
+    one batch-1 input. ``on_point(policy, point)`` per load point (``policy`` None for an endpoint), ``on_start(total)``
+    before the first (:func:`planned_points`). A policy whose output held NaN/Inf is ``nonfinite``
+    (:class:`~surrobench.records.serve.PolicyResult`, a note), the run ``complete``, the other policies served.
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than

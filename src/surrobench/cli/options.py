@@ -498,11 +498,8 @@ class WorkloadOptions(SettingsOptions):
     timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
-        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`) for the command's library call.
-
-        Raises:
-            UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
-        """
+        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`) for the command's library call; raises
+        UsageError as :func:`~surrobench.api.benchmark.sweep_plan`."""
         from surrobench.api.benchmark import sweep_plan
 
         return sweep_plan(self.model, **self.sweep())

@@ -1,7 +1,6 @@
 """``surrobench profile``: time each config, then profile it in a child process: op tables with the four readings
-(docs/sources.md, method §2), or with ``--profile nsys`` the Nsight Systems timeline of each (method §3; a
-missing nsys exits 2 before timing). ``--json`` writes the :class:`~surrobench.records.run.Profile`
-(``surrobench/profile-v3``)."""
+(docs/sources.md, method §2), or with ``--profile nsys`` the Nsight Systems timeline of each (method §3; a missing nsys
+exits 2 before timing). ``--json`` writes the :class:`~surrobench.records.run.Profile` (``surrobench/profile-v3``)."""
 
 from __future__ import annotations
 

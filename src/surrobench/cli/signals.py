@@ -73,9 +73,8 @@ def signals_deferred() -> Iterator[None]:
 
 
 def ignore_late_signals() -> None:
-    """After a command has finished, ignore SIGINT and :data:`SIGNALS`, so the process exits with the command's
-    code: CPython restores each handled signal's default action as it finalizes (``_PySignal_Fini``), leaving an
-    ignored one ignored, and a signal in the teardown (about a second with torch) would end a complete command.
-    Main thread only."""
+    """After a command has finished, ignore SIGINT and :data:`SIGNALS`, so the process exits with the command's code:
+    CPython restores each handled signal's default action as it finalizes (``_PySignal_Fini``), leaving an ignored one
+    ignored, and a signal in the teardown would end a complete command. Main thread only."""
     for s in (signal.SIGINT, *SIGNALS):
         signal.signal(s, signal.SIG_IGN)

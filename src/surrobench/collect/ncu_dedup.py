@@ -7,8 +7,7 @@ grid and block many times, with the same counters up to noise. A deduplicated ru
 2. replays the first ``k`` launches of each launch configuration in one run (``--filter-mode per-launch-config
    --launch-count k``, Nsight Compute CLI docs, "Filter Options"), ``k`` from the enumerated order so that every
    :func:`signature`'s first launch is among them (:func:`replay_depth`), under the same function-name filter as a
-   full run (exact demangled-name filters matched only some of the AFNO's names on an H100: 4 of 24 signatures,
-   docs/benchmarks/h200-measured-advice.md);
+   full run (exact demangled-name filters miss names: docs/benchmarks/h200-measured-advice.md);
 3. credits each launch its signature's counters with ``passes`` 0 (:func:`credit`).
 
 It is used where it replays fewer launches than the step has (:func:`replayed_count`).

@@ -3,10 +3,9 @@ per timed step: :class:`CollectiveRecorder` wraps the ``torch.distributed`` func
 call, by CUDA events on the current stream (a blocking NCCL call makes it wait for the NCCL stream; PyTorch docs,
 "CUDA semantics") or, on the CPU, the host clock.
 
-``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv``
-called one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another
-timed call counts once. Functions bound before the recorder started (``from torch.distributed import
-all_reduce``) are not seen.
+``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv`` called
+one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another timed call counts
+once. Functions bound before the recorder started (``from torch.distributed import all_reduce``) are not seen.
 """
 
 from __future__ import annotations
@@ -21,11 +20,10 @@ import torch
 import torch.distributed as dist
 
 #: The ``torch.distributed`` calls that block (or, on NCCL, order the current stream) until done.
-BLOCKING_CALLS = (
-    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce_scatter",
-    "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single", "gather", "scatter", "barrier",
-    "send", "recv",
-)  # fmt: skip
+BLOCKING_CALLS = tuple(
+    "all_reduce all_gather all_gather_into_tensor all_gather_object reduce_scatter reduce_scatter_tensor broadcast"
+    " reduce all_to_all all_to_all_single gather scatter barrier send recv".split()
+)
 #: Calls that always return works to wait on.
 WORK_CALLS = ("batch_isend_irecv",)
 NS_PER_MS = 1e6

@@ -1,8 +1,7 @@
 """Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends, each a set of
-:class:`~surrobench.execution.config.ExecConfig` field values (so every recommendation is a ``surrobench run``
-line). Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the
-one way to get compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe
-drifted").
+:class:`~surrobench.execution.config.ExecConfig` field values (so every recommendation is a ``surrobench run`` line).
+Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the one way to get
+compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
 
 Sources: PyTorch docs "CUDA Graphs", ``torch.compile``, "TensorFloat-32 (TF32) on Ampere (and later) devices",
 "Automatic Mixed Precision", "Channels Last Memory Format", ``cudnn.benchmark``, ``torch.set_num_threads``.

@@ -1,10 +1,9 @@
 """The model as a batch service for ``surrobench serve``: ``service(k)`` runs k requests padded to a fixed size.
 
 A request is ``run``'s batch-1 input of the config. One step per padded size
-(:func:`surrobench.records.serve.padded_sizes`), built by ``run``'s
-:func:`~surrobench.execution.runner.config_step` and called once before timing (compilation and capture stay
-out of latencies). A batch copies its requests into the step's static input buffer, runs it and synchronizes;
-on CUDA its compute time is read from CUDA events.
+(:func:`surrobench.records.serve.padded_sizes`), built by ``run``'s :func:`~surrobench.execution.runner.config_step` and
+called once before timing (compilation and capture stay out of latencies). A batch copies its requests into the step's
+static input buffer, runs it and synchronizes; on CUDA its compute time is read from CUDA events.
 """
 
 from __future__ import annotations
@@ -41,9 +40,8 @@ class NonfiniteOutputError(ModelError):
 
 @dataclass
 class ServiceChecks:
-    """``run``'s checks of the forward as the service sees them: memory at each load point's end
-    (:meth:`point_done`), and each padded size's output once more when serving ends (``nonfinite``, with its
-    padded ``batch``)."""
+    """``run``'s checks of the forward as the service sees them: memory at each load point's end (:meth:`point_done`),
+    and each padded size's output once more when serving ends (``nonfinite``, with its padded ``batch``)."""
 
     label: str
     watch: MemoryWatch

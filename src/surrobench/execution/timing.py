@@ -62,11 +62,7 @@ def measure_round(
     after_warmup: Callable[[], None] | None = None,
 ) -> TimedSamples:
     """The one timed round of every loop: ``warmup`` untimed calls, ``after_warmup`` with the device idle, then
-    :func:`time_loop`.
-
-    Raises:
-        ConfigTimeout: as :func:`time_loop`.
-    """
+    :func:`time_loop`, which raises ConfigTimeout."""
     warm_up(step, warmup, device)
     if after_warmup is not None:
         after_warmup()

@@ -194,9 +194,8 @@ class MeasuredRemedy(schemas.Plain):
         return frozenset(remedy_id(part) for part in self.remedy.split("+"))
 
     def text(self) -> str:
-        """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.65x
-        [0.61, 0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s
-        spent)``."""
+        """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.65x [0.61,
+        0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s spent)``."""
         if self.speedup is not None:
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
             head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}"

@@ -207,9 +207,8 @@ class PairedSamples:
 
 
 def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref_median_ms: float) -> float | None:
-    """Calls after which a remedy has paid for its extra setup (compilation, capture, autotuning):
-    ``(setup - ref_setup) / (ref_median - median)``; 0 when it costs no extra setup, None when it saves
-    nothing per call (it never pays)."""
+    """Calls after which a remedy has paid for its extra setup (compilation, capture, autotuning): ``(setup - ref_setup)
+    / (ref_median - median)``; 0 when it costs no extra setup, None when it saves nothing per call (it never pays)."""
     saved = ref_median_ms - median_ms
     return None if saved <= 0 else max(0.0, (setup_ms - ref_setup_ms) / saved)
 

@@ -89,14 +89,25 @@ _count, _text, _measure = _s.nullable(_s.whole()), _s.nullable(_s.text), _s.null
 #: outside the config key it ran with, the rounds its samples came from, and the rounds asked for when an
 #: interruption left it short (else null).
 _V1 = {
-    "model": _s.text, "input_shape": _s.list_of(_s.whole(1)), "batch": _s.whole(1),
-    "precision": _s.one_of(PRECISIONS), "device": _s.one_of(DEVICES), "mode": _s.one_of(MODES),
-    "status": _s.one_of(STATUSES), "error": _text, "warmup": _s.whole(), "iters": _s.whole(),
-    "cold_start_ms": _measure, "latency_ms": _s.nullable(_latency), "device_ms": _s.nullable(_latency),
+    "model": _s.text,
+    "input_shape": _s.list_of(_s.whole(1)),
+    "batch": _s.whole(1),
+    "precision": _s.one_of(PRECISIONS),
+    "device": _s.one_of(DEVICES),
+    "mode": _s.one_of(MODES),
+    "status": _s.one_of(STATUSES),
+    "error": _text,
+    "warmup": _s.whole(),
+    "iters": _s.whole(),
+    "cold_start_ms": _measure,
+    "latency_ms": _s.nullable(_latency),
+    "device_ms": _s.nullable(_latency),
     "throughput": _s.keys({}, {"samples_per_s": _measure, "points_per_s": _measure}),
-    "peak_mem_bytes": _count, "peak_reserved_bytes": _count,
-    "top_op": _s.nullable(_s.keys({"name": _s.text, "share": _s.measure})), "samples_ms": _s.list_of(_s.measure),
-}  # fmt: skip
+    "peak_mem_bytes": _count,
+    "peak_reserved_bytes": _count,
+    "top_op": _s.nullable(_s.keys({"name": _s.text, "share": _s.measure})),
+    "samples_ms": _s.list_of(_s.measure),
+}
 _V2 = _V1 | {"inputs": _s.list_of(_s.keys({"shape": _s.list_of(_s.whole()), "dtype": _text}, exact=True))}
 _V3 = _V2 | {"settings": _s.keys({}, dict.fromkeys(RESULT_SETTINGS, _s.anything), exact=True)}
 _V3 |= {"rounds": _s.whole(1), "rounds_planned": _s.nullable(_s.whole(1))}
@@ -500,10 +511,8 @@ def identity_from_json(d: dict) -> dict:
     model, the executed ``input_shape`` (also as ``shape_label``, ``2x3x64x64``), batch, precision, device, mode
     and ``inputs`` (:func:`~surrobench.records.config.inputs_of`)."""
     shape = tuple(d["input_shape"])
-    return {
-        "model": d["model"], "shape_label": "x".join(map(str, shape)), "input_shape": shape, "batch": d["batch"],
-        "precision": d["precision"], "device": d["device"], "mode": d["mode"], "inputs": inputs_of(d),
-    }  # fmt: skip
+    same = {key: d[key] for key in ("model", "batch", "precision", "device", "mode")}
+    return same | {"shape_label": "x".join(map(str, shape)), "input_shape": shape, "inputs": inputs_of(d)}
 
 
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
@@ -568,11 +577,11 @@ def created_utc(text: str) -> str:
 
 
 #: The keys of every record, in column order.
-RECORD_KEYS = (
-    "run_id", "label", "model", "shape", "batch", "precision", "device", "mode", "status", "median_ms", "p95_ms",
-    "p99_ms", "mean_ms", "ci95_low_ms", "ci95_high_ms", "device_median_ms", "samples_per_s", "points_per_s",
-    "peak_mem_bytes", "cold_start_ms", "top_op", "top_op_share", "n_samples", "warmup", "iters", "error",
-)  # fmt: skip
+RECORD_KEYS = tuple(
+    "run_id label model shape batch precision device mode status median_ms p95_ms p99_ms mean_ms ci95_low_ms"
+    " ci95_high_ms device_median_ms samples_per_s points_per_s peak_mem_bytes cold_start_ms top_op top_op_share"
+    " n_samples warmup iters error".split()
+)
 #: Rows of :meth:`RunRecord._repr_html_`; the rest are counted under the table.
 HTML_ROWS = 50
 BYTES_PER_MIB = 1024**2

@@ -287,11 +287,10 @@ class PolicyResult(schemas.Plain):
 
 @dataclass(frozen=True)
 class ServeRecord(schemas.Plain):
-    """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
-    the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried; ``find_max`` whether a peak search measured a capacity (else each load point is one
-    offered load; None: a document written before it). Its JSON object, ``surrobench/serve-v2``, is its fields
-    and ``best_policy``."""
+    """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and the
+    execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult` per batching
+    policy tried; ``find_max`` whether a peak search measured a capacity (else each load point is one offered load;
+    None: a document written before it). Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
 
     DERIVED = ("best_policy",)
 

@@ -1,6 +1,5 @@
-"""Latency statistics of one config's per-iteration samples: the median and P95 (docs/sources.md, method §1:
-surrogates show long tails from allocator jitter), P99, mean, std, min, max, IQR and a bootstrap interval of the
-median."""
+"""Latency statistics of one config's per-iteration samples: the median and P95 (docs/sources.md, method §1: surrogates
+show long tails from allocator jitter), P99, mean, std, min, max, IQR and a bootstrap interval of the median."""
 
 from __future__ import annotations
 
@@ -95,12 +94,9 @@ def bootstrap_ci(
 
 
 def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap resamples of a sample made of ``rounds`` equal consecutive blocks (time-separated rounds): blocks
-    drawn with replacement, then each chosen block's values (Davison & Hinkley 1997, "Bootstrap Methods and their
-    Application", §3.8, two-stage sampling), so variation between rounds widens the interval.
-
-    Returns:
-        Array of shape ``(resamples, x.size)``.
+    """Bootstrap resamples ``(resamples, x.size)`` of a sample made of ``rounds`` equal consecutive blocks
+    (time-separated rounds): blocks drawn with replacement, then each chosen block's values (Davison & Hinkley 1997,
+    "Bootstrap Methods and their Application", §3.8, two-stage sampling); variation between rounds widens the interval.
 
     Raises:
         ValueError: ``x.size`` is not a multiple of ``rounds``.

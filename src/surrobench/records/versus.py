@@ -3,7 +3,7 @@ surrogate against the solver at equal accuracy and equal runtime (the rules: :mo
 
 Units: times in ms per case, errors relative L2 (dimensionless), throughput in cases per second.
 
-Versus records read back and compared (:func:`load_versus`, :func:`is_versus_file`, :func:`compare_versus`),
+Versus records read back and compared (:func:`load_versus`, :func:`compare_versus`),
 torch-free so ``compare`` starts without torch.
 """
 
@@ -29,9 +29,8 @@ BEYOND_COARSEST = "less_accurate_than_ladder"
 class Match(schemas.Plain):
     """The surrogate against the solver at its own error (equal accuracy): ``status`` :data:`MATCHED`,
     :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`; the solver's time at that error on the front (log-log
-    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup
-    over the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the
-    coarsest."""
+    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup over
+    the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the coarsest."""
 
     status: str
     solver_ms: float | None
@@ -76,10 +75,9 @@ class Timing(schemas.Plain):
 
 @dataclass(frozen=True)
 class Accuracy(schemas.Plain):
-    """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's
-    (``case_errors``, ``(n,)``), the mean band errors (``bands``: low, mid, high,
-    :func:`surrobench.analysis.versus.band_errors`) and, for a rollout, the mean error at each step
-    (``error_vs_step``, ``(K,)``; one value for a single step)."""
+    """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's (``case_errors``,
+    ``(n,)``), the mean band errors (``bands``: low, mid, high, :func:`surrobench.analysis.versus.band_errors`) and, for
+    a rollout, the mean error at each step (``error_vs_step``, ``(K,)``; one value for a single step)."""
 
     error: float
     case_errors: tuple[float, ...]
@@ -208,16 +206,6 @@ def load_versus(path: str | Path) -> VersusRecord:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"versus file {str(path)!r}: cannot read it: {type(exc).__name__}") from None
     return VersusRecord.from_json(data)
-
-
-def is_versus_file(ref: object) -> bool:
-    """Whether ``ref`` is a path to a JSON file holding a ``surrobench/versus-v1`` document."""
-    if not isinstance(ref, (str, Path)) or not str(ref).endswith(".json") or not Path(ref).is_file():
-        return False
-    try:
-        return json.loads(Path(ref).read_text()).get("schema") == schemas.VERSUS
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
 
 
 #: A comparison's verdict on the matched-error speedup: the two bootstrap intervals apart, or overlapping.

@@ -181,11 +181,6 @@ def off_device(entry: dict) -> list[str]:
     return [c["name"] for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] in off]
 
 
-def _verbatim(line: str) -> Text:
-    """A line to paste (code, a command): never wrapped or cut (printed with ``crop=False``)."""
-    return Text(line, no_wrap=True, overflow="ignore")
-
-
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
@@ -208,8 +203,9 @@ def optimize_renderables(
         if skipped:
             lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
+        # a line to paste (code, a command) is never wrapped or cut (printed with ``crop=False``)
         recipe = [
-            _verbatim(x) if x.startswith(("    ", "run it: ")) else rich_escape(x)
+            Text(x, no_wrap=True, overflow="ignore") if x.startswith(("    ", "run it: ")) else rich_escape(x)
             for x in recipe_lines(entry, doc["verify"], program)
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))

@@ -288,12 +288,9 @@ def compare_runs(
 def match_configs(
     base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...], ignore_fields: tuple[str, ...] = ()
 ) -> tuple[list[tuple[ConfigResult, ConfigResult]], tuple[ConfigResult, ...], tuple[ConfigResult, ...]]:
-    """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``; the primary input alone where a
-    side recorded no other, :data:`LEGACY_PAIRING_NOTE`) and equal place in a multi-rank run
-    (:func:`~surrobench.results.scaling.rank_key`), in BASE order; a repeated key pairs in order of occurrence.
-
-    Returns:
-        (pairs, only in BASE, only in NEW).
+    """``(pairs, only in BASE, only in NEW)``: configs paired by equal :meth:`ConfigResult.key` (less ``ignore_fields``;
+    the primary input alone where a side recorded no other, :data:`LEGACY_PAIRING_NOTE`) and equal place in a multi-rank
+    run (:func:`~surrobench.results.scaling.rank_key`), in BASE order; a repeated key pairs in order of occurrence.
 
     Raises:
         UsageError: a field of ``ignore_fields`` is not in :data:`IGNORABLE_FIELDS`.

@@ -1,9 +1,8 @@
 """The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3`` (docs/design.md,
 "Optimize JSON", lists every key; :data:`DOCUMENTS` checks them).
 
-One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the
-recommended recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on
-the pair.
+One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the recommended
+recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on the pair.
 
 **Fresh check** (:class:`FreshCheck`): does a recipe's speedup hold up in fresh processes? A baseline's time
 drifts between processes (docs/benchmarks/h200-optimize.md, "Windows and processes"); the check measures the pair
@@ -206,17 +205,19 @@ class ConfigOptimization:
 
     @property
     def nothing_because(self) -> str | None:
-        """Why no recipe is recommended, None when one is: ``baseline_failed`` (``error`` says why),
-        ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
-        across its timing windows), ``budget`` (no candidate was timed and some were not tried), ``untimed`` (no
-        candidate could be timed), else ``none_faster`` (none faster beyond the noise floor within the
-        tolerance)."""
-        timed = any(c.speedup for c in self.candidates)
-        return (
-            None if self.recommended else "baseline_failed" if self.error else "interrupted" if self.cut_short
-            else "unconfirmed" if any(c.verdict == "accepted" for c in self.candidates)
-            else "none_faster" if timed else "budget" if self.not_tried else "untimed"
-        )  # fmt: skip
+        """Why no recipe is recommended, None when one is, the first that holds: ``baseline_failed`` (``error`` says
+        why), ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
+        across its timing windows), ``none_faster`` (a candidate was timed, none faster beyond the noise floor within
+        the tolerance), ``budget`` (some were not tried), else ``untimed``."""
+        if self.recommended:
+            return None
+        if self.error or self.cut_short:
+            return "baseline_failed" if self.error else "interrupted"
+        if any(c.verdict == "accepted" for c in self.candidates):
+            return "unconfirmed"
+        if any(c.speedup for c in self.candidates):
+            return "none_faster"
+        return "budget" if self.not_tried else "untimed"
 
     @property
     def best(self) -> CandidateResult | None:
@@ -448,8 +449,8 @@ def _versions(v2: bool, verdicts: tuple[str, ...], v3: bool = False) -> tuple[sc
     return report, config
 
 
-_V3, _V2, _V1 = (_versions(True, OPTIMIZE_VERDICTS, v3=True), _versions(True, OPTIMIZE_VERDICTS_V2),
-                 _versions(False, OPTIMIZE_VERDICTS_V2))  # fmt: skip
+_V3 = _versions(True, OPTIMIZE_VERDICTS, v3=True)
+_V2, _V1 = _versions(True, OPTIMIZE_VERDICTS_V2), _versions(False, OPTIMIZE_VERDICTS_V2)
 #: ``{schema id: check}`` of optimize documents, and of one config object of each (kept apart by the database).
 DOCUMENTS = {schemas.OPTIMIZE: _V3[0], schemas.OPTIMIZE_V2: _V2[0], schemas.OPTIMIZE_V1: _V1[0]}
 CONFIGS = {schemas.OPTIMIZE: _V3[1], schemas.OPTIMIZE_V2: _V2[1], schemas.OPTIMIZE_V1: _V1[1]}

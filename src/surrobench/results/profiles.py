@@ -57,8 +57,9 @@ def add_op_table(
     """Store a profiled config's op table (rows in share order) with its profiling summary."""
     summary = (*_values(table, _OP_TABLE + _OP_TABLE_FLAGS), profiled_step_ms, overhead, trace_path)
     with store._writing():
-        store.conn.execute("INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (config_id, *summary))  # fmt: skip
+        store.conn.execute(
+            "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (config_id, *summary)
+        )
         store.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
         store.conn.executemany(
             "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,10 +1,9 @@
 """Multi-rank results: the step over ranks and the time inside collectives.
 
-A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference (rank 0 alone),
-one row per rank, and the step row: iteration i of the step is the slowest rank's iteration i (a synchronous
-job advances at the pace of its slowest rank). Each row's ``placement``
-(:class:`~surrobench.records.run.Placement`) says which it is; its scaling table is the run record's
-(:func:`~surrobench.records.run.scaling_rows`).
+A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference (rank 0 alone), one row per
+rank, and the step row: iteration i of the step is the slowest rank's iteration i (a synchronous job advances at the
+pace of its slowest rank). Each row's ``placement`` (:class:`~surrobench.records.run.Placement`) says which it is; its
+scaling table is the run record's (:func:`~surrobench.records.run.scaling_rows`).
 """
 
 from __future__ import annotations
@@ -72,8 +71,9 @@ def step_result(
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:
         untimed = dict.fromkeys(("latency_ms", "device_ms", "samples_per_s", "points_per_s"))
-        return replace(failed, input_shape=like.input_shape, inputs=like.inputs, samples_ms=(), device_samples_ms=(),
-                       **untimed)  # fmt: skip
+        return replace(
+            failed, input_shape=like.input_shape, inputs=like.inputs, samples_ms=(), device_samples_ms=(), **untimed
+        )
     rounds = first.extra.get("rounds", 1)
     latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
     stats = LatencyStats.from_samples(latency, rounds=rounds)

@@ -178,10 +178,10 @@ _MIGRATIONS = {
 
 #: The ``configs`` columns read into the :class:`ConfigResult` field of the same name as stored, then every
 #: column a config's row is written with (the rest as JSON).
-_PLAIN_CONFIG_COLUMNS = (
-    "model", "shape_label", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
-    "cold_start_ms", "samples_per_s", "points_per_s", "peak_mem_bytes", "peak_reserved_bytes",
-)  # fmt: skip
+_PLAIN_CONFIG_COLUMNS = tuple(
+    "model shape_label batch precision device mode status error warmup iters cold_start_ms samples_per_s points_per_s"
+    " peak_mem_bytes peak_reserved_bytes".split()
+)
 _CONFIG_COLUMNS = (*_PLAIN_CONFIG_COLUMNS, "input_shape_json", "latency_json", "device_json", "top_op_json")
 _CONFIG_COLUMNS += ("extra_json", "inputs_json")
 
@@ -336,10 +336,15 @@ _FULL_BELOW_BYTES = 64 * 4096
 #: SQLite's primary result codes (``sqlite3.Error.sqlite_errorname`` without an extended suffix,
 #: https://www.sqlite.org/rescode.html) and what failed, in words.
 _WRITE_FAILURES = {
-    "SQLITE_FULL": "disk full", "SQLITE_BUSY": "locked by another process", "SQLITE_LOCKED": "locked by another process",
-    "SQLITE_READONLY": "read-only", "SQLITE_IOERR": "I/O error", "SQLITE_CANTOPEN": "cannot open the file",
-    "SQLITE_CORRUPT": "the file is damaged", "SQLITE_NOTADB": "the file is damaged",
-}  # fmt: skip
+    "SQLITE_FULL": "disk full",
+    "SQLITE_BUSY": "locked by another process",
+    "SQLITE_LOCKED": "locked by another process",
+    "SQLITE_READONLY": "read-only",
+    "SQLITE_IOERR": "I/O error",
+    "SQLITE_CANTOPEN": "cannot open the file",
+    "SQLITE_CORRUPT": "the file is damaged",
+    "SQLITE_NOTADB": "the file is damaged",
+}
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
@@ -553,8 +558,9 @@ class ResultStore:
         values = (*(getattr(r, c) for c in _PLAIN_CONFIG_COLUMNS), json.dumps(list(r.input_shape)), *stats)
         values += (_dump(r.top_op), json.dumps(r.extra), json.dumps([spec.to_json() for spec in r.inputs]))
         columns = ", ".join(("run_id", *_CONFIG_COLUMNS))
-        cur = self.conn.execute(f"INSERT INTO configs ({columns}) VALUES ({', '.join('?' * (1 + len(values)))})",
-                                (run_id, *values))  # fmt: skip
+        cur = self.conn.execute(
+            f"INSERT INTO configs ({columns}) VALUES ({', '.join('?' * (1 + len(values)))})", (run_id, *values)
+        )
         config_id = cur.lastrowid
         device = r.device_samples_ms or (None,) * len(r.samples_ms)
         self.conn.executemany(
@@ -615,8 +621,7 @@ class ResultStore:
         """The full id of the run whose id starts with ``prefix``.
 
         Raises:
-            UsageError: an empty ``prefix`` (it would match every run, or the only one), no run, or several
-                runs, match.
+            UsageError: an empty ``prefix`` (it would match every run, or the only one), no run, or several runs, match.
         """
         if not prefix.strip():
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")

@@ -1,6 +1,5 @@
-"""Every config of an optimize request searched, stored (baseline and recipe runs, the report beside them) and
-checked in fresh processes (:func:`optimize_plans`); and stored runs read back (:func:`sweeps_from_run`,
-:func:`measured_for`).
+"""Every config of an optimize request searched, stored (baseline and recipe runs, the report beside them) and checked
+in fresh processes (:func:`optimize_plans`); and stored runs read back (:func:`sweeps_from_run`, :func:`measured_for`).
 """
 
 from __future__ import annotations

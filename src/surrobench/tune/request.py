@@ -61,11 +61,8 @@ class OptimizeRequest:
         processes: int,
         rebuildable: bool = True,
     ) -> OptimizeRequest:
-        """The request of the library's and the CLI's parameters (``verify``, ``processes``: pairs).
-
-        Raises:
-            UsageError: as :func:`remedy_names` and :func:`check_search`.
-        """
+        """The request of the library's and the CLI's parameters (``verify``, ``processes``: pairs); raises UsageError
+        as :func:`remedy_names` and :func:`check_search`."""
         return cls(
             sweeps,
             budget_s=budget_s,

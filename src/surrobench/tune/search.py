@@ -29,9 +29,8 @@ Singles = list[tuple[Remedy, CandidateResult]]
 
 @dataclass
 class Search(Trials):
-    """The search of the module docstring. :meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty:
-    nothing recommended) with its handle and speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did
-    not hold)."""
+    """:meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty: nothing recommended) with its handle and
+    speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did not hold)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     head_to_head: HeadToHead | None = None

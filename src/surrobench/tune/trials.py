@@ -185,7 +185,10 @@ class Trials:
             baseline_ms=base_ms,
             **common,
         )
-        self._keep(recipe.name, handle)
+        self.timed[recipe.name] = handle  # kept to be profiled, all released when the bench is crowded
+        if bench.crowded():
+            self.unprofiled += list(self.timed)
+            self.timed.clear()
         return result, handle
 
     def _failed(self, name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
@@ -199,10 +202,3 @@ class Trials:
             time_s=self.clock() - started,
             stacked_on=stacked_on,
         )
-
-    def _keep(self, name: str, handle: Handle) -> None:
-        """Keep ``handle`` to be profiled, or release all kept ones when the bench is :meth:`Bench.crowded`."""
-        self.timed[name] = handle
-        if self.bench.crowded():
-            self.unprofiled += list(self.timed)
-            self.timed.clear()
