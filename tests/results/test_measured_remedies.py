@@ -3,6 +3,9 @@ remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from synthetic import optimize_entry
 
 from surrobench.results.measured_remedies import cite_action, cite_measured
@@ -16,7 +19,7 @@ def _text(action: tuple[Clause, ...]) -> str:
 def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
     c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason}
     if median is not None:
-        c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05]}
+        c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05], "noise_floor": 0.01}
     return c
 
 
@@ -31,7 +34,7 @@ ENTRY = optimize_entry(
             _cand("cudagraph+tf32", "accepted", 4.6),
         ],
         "recommended": ["cudagraph", "tf32"],
-        "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83]}},
+        "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83], "noise_floor": 0.01}},
     }
 )
 
@@ -47,7 +50,9 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
     assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
-    pooled = optimize_entry({**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}})
+    pooled = optimize_entry(
+        {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7], "noise_floor": 0.01}, "windows": 3}}
+    )
     assert _text(cite_action((GRAPH,), pooled)).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
     assert cited[-1].remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
 
@@ -244,3 +249,16 @@ def test_a_remedy_two_clauses_name_is_cited_once_when_dropped():
     cited = cite_action(action, ENTRY)
     assert [c.remedies for c in cited] == [(), ("cudagraph", "tf32")]  # both dropped; the recipe's clause
     assert cited[0].text == "not recommended, measured: compile 0.80x [0.76, 0.84], not faster"
+
+
+def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagnose_s_own():
+    """compile accepted by optimize o7 at 3.32x on a 2 ms baseline: the finding's gain is measured, its saving the
+    candidate's, marked with the optimization it is cited from; its severity the saving's share, as a live one's."""
+    cand = _cand("compile", "accepted", 3.32) | {"baseline_ms": 2.0}
+    entry = optimize_entry({"candidates": [cand], "recommended": ["compile"]}) | {"optimize_id": "o7"}
+    fuse = Finding("fragmented_ops", "medium", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),))
+    (out,) = cite_measured([replace(fuse, config="cfg A")], {"cfg A": entry})
+    assert out.gain["kind"] == "measured" and out.gain["remedy"] == "compile"
+    assert out.gain["ms"] == pytest.approx(2.0 * (1 - 1 / 3.32))
+    assert out.best_measured.cited == "o7" and out.to_json()["measured"][0]["cited"] == "o7"
+    assert out.severity == "high"  # 70% of the step (Thresholds.severity)

@@ -157,6 +157,8 @@ class MeasuredRemedy(schemas.Plain):
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
+        cited: the stored optimization it is read from (diagnose cites ``optimize``'s measurements of a config it
+            measured none of), None when diagnose measured it.
 
     A ``no-difference`` (before diagnosis-v7) reads as the paired rule's verdict of its numbers, ``unchanged`` or
     ``inconclusive`` (that when they are missing).
@@ -180,6 +182,7 @@ class MeasuredRemedy(schemas.Plain):
     margin: float | None = None
     direction: str | None = None
     drifted: bool = False
+    cited: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict == "no-difference":  # the margin as the floor gives Speedup.margin() the same margin back
@@ -206,7 +209,8 @@ class MeasuredRemedy(schemas.Plain):
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
+                cited = f", cited from optimization {self.cited}" if self.cited else ""
+                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift + cited
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
             return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":

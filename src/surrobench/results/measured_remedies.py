@@ -22,10 +22,39 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
+from surrobench.results.optimize import CandidateResult, config_from_json
+
+
+#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
+#: ``rejected_not_faster``: the paired rule's own word, ``unchanged`` or ``inconclusive`` (:func:`measured_remedy`).
+VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_faster": None}
+VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
+
+
+def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None) -> MeasuredRemedy:
+    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
+    slower, the paired rule's verdict of the speedup that decided it, over the stack's stage or the baseline);
+    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`)."""
+    sp, base = c.speedup, c.baseline_ms
+    return MeasuredRemedy(
+        remedy=c.name,
+        verdict=VERDICTS[c.verdict] or (c.gain or sp).verdict(),
+        speedup=sp.median if sp else None,
+        ci95=sp.ci95 if sp else None,
+        baseline_ms=base,
+        saved_ms=saved_ms(base, sp.median) if sp and base else None,
+        rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
+        tolerance=tolerance,
+        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+        noise_floor=sp.noise_floor if sp else None,
+        margin=sp.margin() if sp else None,
+        cited=cited,
+    )
 
 
 #: optimize's verdicts of a remedy timed and found not faster.
@@ -159,7 +188,14 @@ def cite_measured(
         entry, n = measured.get(f.config), (threads or {}).get(f.config)
         if entry is not None and (f.alarm or f.remedies):
             failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
-            f = replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
+            tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
+            cited = [measured_remedy(c, tolerance, oid) for c in config_from_json(entry).candidates]
+            cited = [replace(m, direction=direction(m.remedy, n) if n else None) for m in cited]
+            mine = [m for c in f.clauses if c.remedies for m in clause_measurements(c, cited)]
+            got = replace(f, action=cite_action(f.clauses, entry, n), measured=tuple(dict.fromkeys(mine)))
+            best = got.best_measured  # the same measured saving and severity as diagnose's own (attach_measured)
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low" if best else f.severity
+            f = replace(got, severity=none_faster(f) if failed else severity)
         out.append(f)
     return out
 
