@@ -32,11 +32,8 @@ from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
 from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
-from surrobench.tune.trials import Trials
+from surrobench.tune.trials import FIRST_COMPILE_S, Trials
 
-#: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
-#: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
-FIRST_COMPILE_S = 20.6
 #: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
 #: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
 #: (COUNTERS_TARGET_S with counters); a budget below MIN_MEASURE_S is not started (no remedy fits).
