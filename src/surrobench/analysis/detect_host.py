@@ -48,10 +48,10 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     return Finding("page_faults", severity, summary, evidence, action, stake_ms, ev.label)
 
 
-def free_cores(ev: ConfigEvidence) -> tuple[int, int, float, str] | None:
-    """(torch threads, cores free: the usable CPUs less those other processes kept busy while the config was timed
-    (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads), to the nearest, at
-    least 1; those others, what they were read from) of a CPU config; None without its threads or usable CPUs."""
+def free_cores(ev: ConfigEvidence) -> tuple[int, int, int, float, str] | None:
+    """(torch threads, usable CPUs, cores free: those less the CPUs other processes kept busy while the config was
+    timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads), to the nearest,
+    at least 1; those others, what they were read from) of a CPU config; None without its threads or usable CPUs."""
     extra = ev.result.extra if _cpu(ev) else {}
     threads, usable, load, others = (extra.get(k) for k in ("torch_threads", "usable_cpus", "load_1m", "other_cpus"))
     if not threads or not usable:
@@ -59,15 +59,20 @@ def free_cores(ev: ConfigEvidence) -> tuple[int, int, float, str] | None:
     what = "CPUs other processes kept busy while it was timed"
     if others is None:  # a record without the reading
         what, others = "1-minute load less ours", max(load - threads, 0.0) if load is not None else 0.0
-    return threads, max(math.floor(usable - others + 0.5), 1), others, what  # 0.03 CPU of others' leaves a core free
+    return (
+        threads,
+        usable,
+        max(math.floor(usable - others + 0.5), 1),
+        others,
+        what,
+    )  # 0.03 CPU of others' leaves a core free
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """More torch threads than the :func:`free_cores`. No gain."""
-    threads, free, others, what = free_cores(ev) or (0, 0, 0.0, "")
+    threads, usable, free, others, what = free_cores(ev) or (0, 0, 0, 0.0, "")
     if threads <= free:
         return None
-    usable = ev.result.extra["usable_cpus"]
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]
     if others:
         evidence.append(Evidence("run", f"{what}: about {others:.1f}, {free} core(s) free", others, "load"))

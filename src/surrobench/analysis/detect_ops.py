@@ -176,7 +176,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     at = ceiling_share(fraction, f"the {roof.precision} matmul peak", th.calibration_stale_ratio)
     summary = f"compute-bound ops at {at}"
     if cpu:
-        room = (got := free_cores(ev)) is not None and got[0] < got[1]  # the peak is that thread count's
+        room = (got := free_cores(ev)) is not None and got[0] < got[2]  # the peak is that thread count's
         action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops], room)
     elif severity is None:
         faster = Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16"))

@@ -35,7 +35,6 @@ class OpFamily:
         return self.name not in ("convolution", "im2col convolution", "gemm/matmul/einsum")
 
 
-#: The CPU clause that suggests more threads (the ``threads`` remedy, up).
 THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
 _FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))

@@ -160,26 +160,19 @@ class Trials:
             return self._failed(recipe.name, exc, started, current_name), None
         accuracy = bench.accuracy(handle)
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
-        if not accuracy.ok or handle.nonfinite:
+        if accuracy.ok and not handle.nonfinite:
+            try:
+                self.window([current, handle] if current is not None else [handle])
+            except Exception as exc:  # a replay or a later call failed
+                del handle
+                bench.free()
+                return self._failed(recipe.name, exc, started, current_name), None
+        if not accuracy.ok or handle.nonfinite:  # NaN/Inf before its window or at its end: no timing of it is judged
             reason = accuracy.reason if not accuracy.ok else nonfinite_message(handle.nonfinite)
             del handle
             bench.free()
             verdict = "rejected_accuracy"
             return CandidateResult(recipe.name, verdict, reason, time_s=self.clock() - started, **common), None
-        try:
-            self.window([current, handle] if current is not None else [handle])
-        except Exception as exc:  # a replay or a later call failed
-            del handle
-            bench.free()
-            return self._failed(recipe.name, exc, started, current_name), None
-        if handle.nonfinite:  # NaN/Inf at the end of its window: no timing of it is judged
-            found = handle.nonfinite
-            del handle
-            bench.free()
-            reason = nonfinite_message(found)
-            return CandidateResult(
-                recipe.name, "rejected_accuracy", reason, time_s=self.clock() - started, **common
-            ), None
         vs_base = self.window_speedup(bench.baseline, handle)
         gain = self.window_speedup(current, handle) if current is not None else None
         decisive = gain or vs_base
