@@ -17,7 +17,8 @@ def _text(action: tuple[Clause, ...]) -> str:
 
 
 def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
-    c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason}
+    accuracy = {"ok": rel_l2 < 1e-2, "decided_by": "rel_l2", "reason": "planted", "rel_l2": rel_l2, "max_abs": None}
+    c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason, "accuracy": accuracy}
     if median is not None:
         c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05], "noise_floor": 0.01}
     return c
@@ -143,23 +144,25 @@ def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_
     """compile with TF32: cited by ``tf32+compile`` whatever its order, kept when its speedup over the baseline
     clears the rule even though the search judged it against another stack; dropped when it does not."""
     stacked = Clause("fuse with torch.compile, with TF32 on", ("tf32", "compile"), stacked=True)
-    lost_to_a_stack = {
-        "candidates": [
-            _cand("compile", "rejected_slower", 0.54),
-            _stack("compile+tf32", "rejected_slower", 3.5, 3.3, stacked_on="tf32+compile-reduce-overhead"),
-        ],
-        "recommended": [],
-    }
+    lost_to_a_stack = optimize_entry(
+        {
+            "candidates": [
+                _cand("compile", "rejected_slower", 0.54),
+                _stack("compile+tf32", "rejected_slower", 3.5, 3.3, stacked_on="tf32+compile-reduce-overhead"),
+            ],
+            "recommended": [],
+        }
+    )
     (cited,) = cite_action((stacked,), lost_to_a_stack)
     assert cited.stacked and cited.remedies == ("tf32", "compile")
     assert cited.text.endswith("(compile+tf32 measured 3.50x [3.30, 3.68])")
-    inside_noise = {"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)], "recommended": []}
+    inside_noise = optimize_entry({"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)]})
     assert _text(cite_action((stacked,), inside_noise)) == (
         "not recommended, measured: tf32+compile 1.01x [1.00, 1.06], not faster"
     )
     # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
     other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
-    assert _text(cite_action((stacked,), {**other, "recommended": []})).endswith("(tf32+compile unmeasured)")
+    assert _text(cite_action((stacked,), optimize_entry(other))).endswith("(tf32+compile unmeasured)")
 
 
 def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():

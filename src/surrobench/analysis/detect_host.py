@@ -59,13 +59,8 @@ def free_cores(ev: ConfigEvidence) -> tuple[int, int, int, float, str] | None:
     what = "CPUs other processes kept busy while it was timed"
     if others is None:  # a record without the reading
         what, others = "1-minute load less ours", max(load - threads, 0.0) if load is not None else 0.0
-    return (
-        threads,
-        usable,
-        max(math.floor(usable - others + 0.5), 1),
-        others,
-        what,
-    )  # 0.03 CPU of others' leaves a core free
+    free = max(math.floor(usable - others + 0.5), 1)  # nearest: 0.03 CPU of others' use leaves a core free
+    return threads, usable, free, others, what
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
