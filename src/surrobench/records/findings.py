@@ -209,8 +209,7 @@ class MeasuredRemedy(schemas.Plain):
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                cited = f", cited from optimization {self.cited}" if self.cited else ""
-                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift + cited
+                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
             return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":

@@ -82,8 +82,7 @@ def _measured(f: Finding) -> str:
     """``measured``, then ``whole step`` (:attr:`Finding.whole_step`), ``of a drifted 24.7 ms window`` (its ``gain``,
     the milliseconds that window's baseline, not the timed step) if so."""
     drift = f", of a drifted {f.best_measured.baseline_ms:.3g} ms window" if f.gain["drifted"] else ""
-    cited = f" by optimization {f.best_measured.cited}" if f.best_measured and f.best_measured.cited else ""
-    return "measured" + cited + ", whole step" * f.whole_step + drift
+    return "measured" + ", whole step" * f.whole_step + drift
 
 
 def finding_row(f: Finding) -> list[str]:

@@ -103,14 +103,12 @@ class Trials:
         return max(like, default=0.0)
 
     def minimum_s(self, recipe: Recipe | None) -> float:
-        """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does (at
-        least :data:`FIRST_COMPILE_S` when it :meth:`recompiles`), and
+        """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does, and
         :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
         setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
-        setup = max(setup, FIRST_COMPILE_S) if self.recompiles(recipe) else setup
         return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
 
     def spent(self, recipe: Recipe | None = None) -> str | None:
