@@ -354,14 +354,9 @@ class Finding(schemas.Plain):
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
         return cls(
-            kind=d["kind"],
-            severity=d["severity"],
-            summary=d["summary"],
+            **schemas.plain(d, cls, but=("evidence", "action", "clauses", "measured")),
             evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
             action=action or d["action"],
-            estimated_gain_ms=d.get("estimated_gain_ms"),
-            config=d.get("config"),
-            evidence_source=d.get("evidence_source", "measured"),
             measured=tuple(MeasuredRemedy.from_json(m) for m in d.get("measured", ())),
         )
 
