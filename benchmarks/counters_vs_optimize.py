@@ -8,7 +8,7 @@ JSON, ``context.counters``) against the ceilings in ``calibrate.json``, each wit
 (structured ids, :attr:`surrobench.records.findings.Finding.remedies`); then, per remedy, what optimize measured
 on its own (its single candidate: verdict, speedup and the ms it saved, baseline median minus its median) and
 whether its recommended recipe holds it; a stacked clause (``tf32`` and ``compile`` together) by the candidate of
-exactly its remedies (:func:`surrobench.results.measured_remedies.stack_candidate`), ``faster`` when its speedup
+exactly its remedies, in any order (:func:`stack_candidate`), ``faster`` when its speedup
 over the baseline is faster by the rule. The check of the measured diagnosis: each named remedy is ``faster``
 (accepted alone, or part of the recipe), ``slower``, ``accuracy`` (rejected by the accuracy guard, which no
 counter sees), ``infeasible`` or ``untried``; and the top measured finding's estimated gain is within 2x of the
@@ -24,11 +24,12 @@ from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
 from surrobench.analysis.diagnose import HostFloor, cap_at_host_floor
-from surrobench.results.measured_remedies import cite_clause, stack_candidate
+from surrobench.results.measured_remedies import cite_clause
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import Finding, rank_findings
 from surrobench.records.paired import Speedup
+from surrobench.records.vocab import remedy_id
 
 #: The issue's tolerance for the top finding's gain against its remedy's measured gain (a factor, both ways).
 GAIN_FACTOR = 2.0
@@ -121,6 +122,15 @@ def checks(folder: Path) -> list[dict]:
                 }
             )
     return rows
+
+
+def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
+    """The timed candidate of exactly ``remedies`` applied together, in any order, or None."""
+    wanted = set(remedies)
+    return next(
+        (c for c in entry["candidates"] if c.get("speedup") and {remedy_id(n) for n in c["name"].split("+")} == wanted),
+        None,
+    )
 
 
 def _gain(candidate: dict, base_ms: float) -> tuple[float | None, float | None]:

@@ -211,3 +211,17 @@ def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(t
         if f.kind == "thread_oversubscription"
     ]
     assert old.evidence[-1].value == pytest.approx(1.1)  # the 1-minute load less our two threads
+
+
+def test_a_small_call_just_under_the_cutoff_never_reads_as_the_cutoff_nor_as_dispatch():
+    """A hash-grid model's aten::index ran 19.96 us a call: printed "20.0 us each (under 20 us: dispatch ...)"."""
+    from surrobench.analysis.detect_ops import fragmented_ops
+    from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+
+    rows = tuple(OpStat(n, categorize(n), 100, 0.0, 0.0, 0.25, 1996.0) for n in ("aten::add", "aten::mul", "aten::cat"))
+    table = OpTable(
+        (*rows, OpStat("aten::mm", categorize("aten::mm"), 1, 0.0, 0.0, 0.25, 1996.0)), "cpu", 7984.0, 1, "profiler"
+    )
+    found = fragmented_ops(_evidence(op_table=table, result=_result(median_ms=8.0)), DEFAULT_THRESHOLDS)
+    small = [e.text for e in found.evidence if e.unit == "calls"]
+    assert small and all("19.96 us each (a small call, under 20 us)" in t and "dispatch" not in t for t in small)

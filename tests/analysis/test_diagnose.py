@@ -383,6 +383,27 @@ def test_compute_bound_on_the_cpu_gives_no_tensor_core_advice():
     assert "tensor cores" in gpu.action  # the device wording is unchanged
 
 
+def test_a_healthy_cpu_compute_bound_keeps_use_every_core_while_torch_leaves_cores_free():
+    """The perceiver calibrated at 1 thread on a 2-core EPYC read 96% of the 1-thread peak, "healthy near the peak",
+    and lost the threads remedy (measured 1.53x at threads=2 uncalibrated): the peak is that thread count's."""
+    from dataclasses import replace
+
+    from surrobench.analysis.detect_ops import compute_bound
+
+    def healthy(**extra):
+        ev = _compute_evidence(0.9, basis="cpu", precision="fp32", rates={"fp32": 0.099})
+        ev = replace(ev, result=replace(ev.result, extra={"usable_cpus": 2, **extra}))
+        found = compute_bound(ev, DEFAULT_THRESHOLDS)
+        assert found.severity == "info" and "healthy near the peak" in found.action
+        return [c for c in found.clauses if "threads" in c.remedies]
+
+    (more,) = healthy(torch_threads=1, other_cpus=0.1)
+    assert more.direction == "up"
+    assert healthy(torch_threads=2, other_cpus=0.1) == []  # every usable core already
+    assert healthy(torch_threads=1, other_cpus=1.3) == []  # the other core busy: none free
+    assert healthy() == []  # thread count unknown
+
+
 def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
     from surrobench.analysis.detect_ops import memory_bound
 

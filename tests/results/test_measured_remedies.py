@@ -3,6 +3,9 @@ remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from synthetic import optimize_entry
 
 from surrobench.results.measured_remedies import cite_action, cite_measured
@@ -14,9 +17,10 @@ def _text(action: tuple[Clause, ...]) -> str:
 
 
 def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
-    c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason}
+    accuracy = {"ok": rel_l2 < 1e-2, "decided_by": "rel_l2", "reason": "planted", "rel_l2": rel_l2, "max_abs": None}
+    c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason, "accuracy": accuracy}
     if median is not None:
-        c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05]}
+        c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05], "noise_floor": 0.01}
     return c
 
 
@@ -31,7 +35,7 @@ ENTRY = optimize_entry(
             _cand("cudagraph+tf32", "accepted", 4.6),
         ],
         "recommended": ["cudagraph", "tf32"],
-        "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83]}},
+        "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83], "noise_floor": 0.01}},
     }
 )
 
@@ -47,7 +51,9 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
     assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
-    pooled = optimize_entry({**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}})
+    pooled = optimize_entry(
+        {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7], "noise_floor": 0.01}, "windows": 3}}
+    )
     assert _text(cite_action((GRAPH,), pooled)).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
     assert cited[-1].remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
 
@@ -138,23 +144,25 @@ def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_
     """compile with TF32: cited by ``tf32+compile`` whatever its order, kept when its speedup over the baseline
     clears the rule even though the search judged it against another stack; dropped when it does not."""
     stacked = Clause("fuse with torch.compile, with TF32 on", ("tf32", "compile"), stacked=True)
-    lost_to_a_stack = {
-        "candidates": [
-            _cand("compile", "rejected_slower", 0.54),
-            _stack("compile+tf32", "rejected_slower", 3.5, 3.3, stacked_on="tf32+compile-reduce-overhead"),
-        ],
-        "recommended": [],
-    }
+    lost_to_a_stack = optimize_entry(
+        {
+            "candidates": [
+                _cand("compile", "rejected_slower", 0.54),
+                _stack("compile+tf32", "rejected_slower", 3.5, 3.3, stacked_on="tf32+compile-reduce-overhead"),
+            ],
+            "recommended": [],
+        }
+    )
     (cited,) = cite_action((stacked,), lost_to_a_stack)
     assert cited.stacked and cited.remedies == ("tf32", "compile")
     assert cited.text.endswith("(compile+tf32 measured 3.50x [3.30, 3.68])")
-    inside_noise = {"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)], "recommended": []}
+    inside_noise = optimize_entry({"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)]})
     assert _text(cite_action((stacked,), inside_noise)) == (
         "not recommended, measured: tf32+compile 1.01x [1.00, 1.06], not faster"
     )
     # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
     other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
-    assert _text(cite_action((stacked,), {**other, "recommended": []})).endswith("(tf32+compile unmeasured)")
+    assert _text(cite_action((stacked,), optimize_entry(other))).endswith("(tf32+compile unmeasured)")
 
 
 def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():
@@ -244,3 +252,16 @@ def test_a_remedy_two_clauses_name_is_cited_once_when_dropped():
     cited = cite_action(action, ENTRY)
     assert [c.remedies for c in cited] == [(), ("cudagraph", "tf32")]  # both dropped; the recipe's clause
     assert cited[0].text == "not recommended, measured: compile 0.80x [0.76, 0.84], not faster"
+
+
+def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagnose_s_own():
+    """compile accepted by optimize o7 at 3.32x on a 2 ms baseline: the finding's gain is measured, its saving the
+    candidate's, marked with the optimization it is cited from; its severity the saving's share, as a live one's."""
+    cand = _cand("compile", "accepted", 3.32) | {"baseline_ms": 2.0}
+    entry = optimize_entry({"candidates": [cand], "recommended": ["compile"]}) | {"optimize_id": "o7"}
+    fuse = Finding("fragmented_ops", "medium", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),))
+    (out,) = cite_measured([replace(fuse, config="cfg A")], {"cfg A": entry})
+    assert out.gain["kind"] == "measured" and out.gain["remedy"] == "compile"
+    assert out.gain["ms"] == pytest.approx(2.0 * (1 - 1 / 3.32))
+    assert out.best_measured.cited == "o7" and out.to_json()["measured"][0]["cited"] == "o7"
+    assert out.severity == "high"  # 70% of the step (Thresholds.severity)

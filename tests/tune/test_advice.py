@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 from planted_search import BASELINE_MS, PlantedBench, PlantedClock
+from synthetic import optimize_entry
 
 from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.findings import Clause, Finding, MeasuredRemedy, rank_findings
@@ -361,12 +362,8 @@ def test_remedies_all_failed_rate_the_same_measured_by_diagnose_or_cited_from_op
 
     finding = _finding("memory_bound", None, Clause("fuse: torch.compile", ("compile",)), Clause("order the indices"))
     own = {LABEL: (MeasuredRemedy("compile", "no-difference", 0.90, (0.88, 0.95), 4.0, -0.4),)}
-    entry = {
-        "recommended": [],
-        "candidates": [
-            {"name": "compile", "verdict": "rejected_not_faster", "speedup": {"median": 0.9, "ci95": [0.88, 0.95]}}
-        ],
-    }
+    sp = {"median": 0.9, "ci95": [0.88, 0.95], "noise_floor": 0.01}
+    entry = optimize_entry({"candidates": [{"name": "compile", "verdict": "rejected_not_faster", "speedup": sp}]})
     measured, cited = attach_measured([finding], own)[0], cite_measured([finding], {LABEL: entry})[0]
     assert measured.severity == cited.severity == finding.severity == "high"
     alone = replace(finding, action=finding.clauses[:1])
@@ -515,6 +512,11 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     head, _, tail = note.partition(" s (budget 10 s)")
     assert head.startswith(f"{LABEL}: 2 of 4 remedies measured in ")
     assert tail.startswith(": threads=1 (slower 0.60x), bf16 (rejected-by-accuracy); failed: channels_last; not me")
+    unmeasured = (MeasuredRemedy("compile", "not-measured", reason="budget spent"),)
+    monkeypatch.setattr(advice, "measure_config", lambda *a, **k: unmeasured)
+    cited = {LABEL: {"optimize_id": "o7"}}  # what diagnose cites where it measured none (own_or_optimized)
+    _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
+    assert note.endswith("; cited from optimization o7: compile") and "not measured" not in note
 
 
 def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():

@@ -374,6 +374,23 @@ def test_the_first_compiled_candidate_compiles_cold_and_is_left_out_of_the_estim
     assert search.expected_s(stack) == pytest.approx(0.72 * 25.0)  # the only compiled one: a warm share of it
 
 
+def test_a_compiled_stack_at_a_thread_count_none_compiled_at_is_estimated_as_a_first_compilation():
+    """A 2-core EPYC: compile took 5.6 s (warm caches), compile+threads=2 then 49.1 s (a cold recompilation) and
+    ran 25 s past a 40 s budget, its estimate 0.72 x 5.6 s; with 16 s left it is not started now."""
+    from surrobench.results.optimize import CandidateResult
+    from surrobench.tune.trials import FIRST_COMPILE_S
+
+    search = planted_search(_bench(clock=PlantedClock()), budget_end=40.0, budget_s=40.0)
+    search.done += [CandidateResult("compile", "accepted", "", time_s=5.6, setup_s=3.2)]
+    search.clock.now = 24.0
+    stack, warm = Recipe(tuple(remedies("compile", "threads=4"))), Recipe(tuple(remedies("compile", "tf32")))
+    assert search.recompiles(stack) and not search.recompiles(warm)
+    assert search.expected_s(stack) == FIRST_COMPILE_S and search.expected_s(warm) == pytest.approx(0.72 * 5.6)
+    assert search.spent(stack) and not search.spent(warm)
+    search.done.append(CandidateResult("compile+threads=4", "rejected_slower", "", time_s=30.0, setup_s=28.0))
+    assert not search.recompiles(stack) and search.expected_s(stack) == 30.0  # that count compiled: as before
+
+
 def test_a_compiled_recipe_reserves_the_setup_a_fresh_process_pays_with_the_compile_caches_warm():
     from surrobench.results.optimize import CandidateResult
 

@@ -48,9 +48,10 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     return Finding("page_faults", severity, summary, evidence, action, stake_ms, ev.label)
 
 
-def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """More torch threads than usable CPUs, or than those less the CPUs other processes kept busy while the config
-    was timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads). No gain."""
+def free_cores(ev: ConfigEvidence) -> tuple[int, int, int, float, str] | None:
+    """(torch threads, usable CPUs, cores free: those less the CPUs other processes kept busy while the config was
+    timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads), to the nearest,
+    at least 1; those others, what they were read from) of a CPU config; None without its threads or usable CPUs."""
     extra = ev.result.extra if _cpu(ev) else {}
     threads, usable, load, others = (extra.get(k) for k in ("torch_threads", "usable_cpus", "load_1m", "other_cpus"))
     if not threads or not usable:
@@ -59,6 +60,12 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
     if others is None:  # a record without the reading
         what, others = "1-minute load less ours", max(load - threads, 0.0) if load is not None else 0.0
     free = max(math.floor(usable - others + 0.5), 1)  # nearest: 0.03 CPU of others' use leaves a core free
+    return threads, usable, free, others, what
+
+
+def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """More torch threads than the :func:`free_cores`. No gain."""
+    threads, usable, free, others, what = free_cores(ev) or (0, 0, 0, 0.0, "")
     if threads <= free:
         return None
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
-from surrobench.analysis.op_families import family_actions, family_of, low_intensity, pairwise, words
+from surrobench.analysis.detect_host import free_cores
+from surrobench.analysis.op_families import THREADS, family_actions, family_of, low_intensity, pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
 from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
@@ -175,7 +176,8 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     at = ceiling_share(fraction, f"the {roof.precision} matmul peak", th.calibration_stale_ratio)
     summary = f"compute-bound ops at {at}"
     if cpu:
-        action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
+        room = (got := free_cores(ev)) is not None and got[0] < got[2]  # the peak is that thread count's
+        action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops], room)
     elif severity is None:
         faster = Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16"))
         action = clauses_of("healthy near the peak", faster)
@@ -188,15 +190,17 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, ...]:
-    """The CPU compute-bound action: the families' CPU actions, and bf16 autocast only where calibrated bf16 beats fp32."""
+def _cpu_compute_action(roof, severity: str, names: list[str], room: bool = False) -> tuple[Clause, ...]:
+    """The CPU compute-bound action: the families' CPU actions, and bf16 autocast only where calibrated bf16 beats fp32;
+    near the peak, "use every core" while torch's threads are fewer than the free cores (``room``): the calibrated
+    peak is its thread count's."""
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
     text = f"bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 {format_tflops(fp32)}"
     half = Clause(text + " TFLOP/s)", ("bf16",)) if faster else ""
     if severity == "info":
-        return clauses_of("healthy near the peak", "to go faster cut the FLOPs", half)
+        return clauses_of("healthy near the peak", THREADS if room else "", "to go faster cut the FLOPs", half)
     action = family_actions(names, cpu=True)  # bf16 once: an im2col convolution's family names it
     return clauses_of(action, "" if any("bf16" in c.remedies for c in action) else half)
 
@@ -224,9 +228,10 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         n, us = reading.small_kernel_count, reading.small_kernel_us
         evidence.append(Evidence("profiler", f"{n} of {k} kernels shorter than {us:g} us", n, "kernels"))
     small = small_calls(t, scale, th.cpu_small_call_us)
-    for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share
-        text = f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under {th.cpu_small_call_us:g} us: "
-        evidence.append(Evidence("profiler", text + "dispatch, not memory bandwidth)", calls, "calls"))
+    for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share; never read as the bound
+        each = f"{us:.1f}" if round(us, 1) < th.cpu_small_call_us else f"{int(us * 100) / 100:.2f}"
+        text = f"{name}: {calls:.0f} calls per step, {each} us each (a small call, under {th.cpu_small_call_us:g} us)"
+        evidence.append(Evidence("profiler", text, calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))

@@ -35,7 +35,7 @@ class OpFamily:
         return self.name not in ("convolution", "im2col convolution", "gemm/matmul/einsum")
 
 
-_THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
+THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
 _TOPK = "select the k nearest with topk, not a full sort"
 _FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
 _INT32 = Clause("use int32 indices")
@@ -68,7 +68,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("half precision only at power-of-2 sizes"),
             Clause("keep cuFFT plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)"),
         ),
-        (Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"), Clause("batch the transforms in one call"), _THREADS),
+        (Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"), Clause("batch the transforms in one call"), THREADS),
         "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
         "a call's overhead",
     ),
@@ -100,21 +100,21 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         ("distance/selection",),
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
         (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
-        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), _THREADS),
+        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), THREADS),
     ),
     OpFamily(
         "sort/selection",
         (),
         "a sort or selection along each row: passes over the row with little arithmetic in each",
         (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices")),
-        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), _THREADS),
+        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), THREADS),
     ),
     OpFamily(
         "search",
         (),
         "a binary search per element over sorted boundaries (searchsorted, bucketize): a dependent load per step",
         (Clause(_BIN),),
-        (Clause(_BIN), _THREADS),
+        (Clause(_BIN), THREADS),
     ),
     OpFamily(
         "convolution",
@@ -142,7 +142,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         (),
         "PyTorch's own im2col + GEMM convolution, not cuDNN's: cuDNN off, or not taking the layer's parameters",
         (Clause("check torch.backends.cudnn.enabled"),),
-        (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), _THREADS),
+        (Clause("bf16 autocast (PyTorch then takes oneDNN's convolution)", ("bf16",)), THREADS),
         "PyTorch's own im2col + GEMM convolution, not oneDNN's (oneDNN declines some dtypes and small inputs)",
     ),
     OpFamily(

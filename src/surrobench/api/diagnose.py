@@ -271,7 +271,9 @@ def diagnose_workload(
         if measure_s > 0 and evidence:
             got = [ev.result for ev in evidence]
             try:
-                measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
+                measured, noted = advice.measure_findings(
+                    plan, got, findings, measure_s, deadline=deadline, cited=optimized
+                )
             except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
                 (measured, noted), measuring = stop.args, str(stop)
             warnings += noted

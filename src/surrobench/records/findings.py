@@ -157,6 +157,8 @@ class MeasuredRemedy(schemas.Plain):
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
+        cited: the stored optimization it is read from (diagnose cites ``optimize``'s measurements of a config it
+            measured none of), None when diagnose measured it.
 
     A ``no-difference`` (before diagnosis-v7) reads as the paired rule's verdict of its numbers, ``unchanged`` or
     ``inconclusive`` (that when they are missing).
@@ -180,6 +182,7 @@ class MeasuredRemedy(schemas.Plain):
     margin: float | None = None
     direction: str | None = None
     drifted: bool = False
+    cited: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict == "no-difference":  # the margin as the floor gives Speedup.margin() the same margin back
@@ -351,14 +354,9 @@ class Finding(schemas.Plain):
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
         return cls(
-            kind=d["kind"],
-            severity=d["severity"],
-            summary=d["summary"],
+            **schemas.plain(d, cls, but=("evidence", "action", "clauses", "measured")),
             evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
             action=action or d["action"],
-            estimated_gain_ms=d.get("estimated_gain_ms"),
-            config=d.get("config"),
-            evidence_source=d.get("evidence_source", "measured"),
             measured=tuple(MeasuredRemedy.from_json(m) for m in d.get("measured", ())),
         )
 

@@ -22,10 +22,39 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction
+from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
+from surrobench.results.optimize import CandidateResult, config_from_json
+
+
+#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
+#: ``rejected_not_faster``: the paired rule's own word, ``unchanged`` or ``inconclusive`` (:func:`measured_remedy`).
+VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_faster": None}
+VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
+
+
+def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None) -> MeasuredRemedy:
+    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
+    slower, the paired rule's verdict of the speedup that decided it, over the stack's stage or the baseline);
+    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`)."""
+    sp, base = c.speedup, c.baseline_ms
+    return MeasuredRemedy(
+        remedy=c.name,
+        verdict=VERDICTS[c.verdict] or (c.gain or sp).verdict(),
+        speedup=sp.median if sp else None,
+        ci95=sp.ci95 if sp else None,
+        baseline_ms=base,
+        saved_ms=saved_ms(base, sp.median) if sp and base else None,
+        rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
+        tolerance=tolerance,
+        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+        noise_floor=sp.noise_floor if sp else None,
+        margin=sp.margin() if sp else None,
+        cited=cited,
+    )
 
 
 #: optimize's verdicts of a remedy timed and found not faster.
@@ -37,72 +66,64 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def _outcome(c: dict) -> str:
+def _speedup(m: MeasuredRemedy) -> str:
+    """:func:`speedup_text` of a cited measurement."""
+    return speedup_text({"median": m.speedup, "ci95": m.ci95} if m.speedup is not None else None)
+
+
+def _outcome(m: MeasuredRemedy) -> str:
     """Why a measured remedy is not recommended, with its number."""
-    if c["verdict"] in SLOWER:
-        return f"{c['name']} {speedup_text(c['speedup'])}, not faster"
-    if c["verdict"] == "rejected_accuracy":
-        return f"{c['name']} rel L2 {c['rel_l2']:.1e}, over the tolerance"
-    return f"{c['name']} {c['verdict']}: {c['reason']}"
+    if m.verdict == "rejected-by-accuracy":
+        return f"{m.remedy} rel L2 {m.rel_l2:.1e}, over the tolerance"
+    if m.verdict in ("failed", "infeasible"):
+        return f"{m.remedy} {m.verdict}: {m.reason}"
+    return f"{m.remedy} {_speedup(m)}, not faster"
 
 
-def _singles(entry: dict, remedy: str, way: str | None = None, threads: int | None = None) -> list[dict]:
-    """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``) that were
-    measured (an ``infeasible`` one never ran) and move it ``way`` from the baseline's thread count (the entry's
-    ``threads`` setting, else ``threads``: the diagnosed config's; :attr:`surrobench.records.findings.Clause.direction`,
-    :func:`surrobench.records.findings.direction`); all measured ones where ``way`` or that count is not known."""
-    threads = (entry.get("settings") or {}).get("threads") or threads if way else None
-    return [
-        c
-        for c in entry["candidates"]
-        if "+" not in c["name"]
-        and remedy_id(c["name"]) == remedy
-        and c["verdict"] != "infeasible"
-        and (not threads or direction(c["name"], threads) in (None, way))
-    ]
+def cited_measurements(entry: dict, threads: int | None = None) -> list[MeasuredRemedy]:
+    """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
+    ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
+    the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known."""
+    threads = (entry.get("settings") or {}).get("threads") or threads
+    tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
+    cited = [measured_remedy(c, tolerance, oid) for c in config_from_json(entry).candidates]
+    return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
 
 
-def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
-    """The timed candidate of exactly ``remedies`` applied together, in any order, or None."""
-    wanted = set(remedies)
-    return next(
-        (c for c in entry["candidates"] if c.get("speedup") and {remedy_id(n) for n in c["name"].split("+")} == wanted),
-        None,
-    )
-
-
-def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
-    found = stack_candidate(entry, clause.remedies)
+def _cite_stack(clause: Clause, cited: list[MeasuredRemedy]) -> tuple[Clause | None, list[str]]:
+    found = next((m for m in clause_measurements(clause, cited) if m.speedup is not None), None)
     if found is None:
         return Clause(f"{clause.text} ({'+'.join(clause.remedies)} unmeasured)", clause.remedies, stacked=True), []
-    if not Speedup.from_json(found["speedup"]).faster():  # the one rule (module docstring)
-        return None, [f"{found['name']} {speedup_text(found['speedup'])}, not faster"]
-    return Clause(
-        f"{clause.text} ({found['name']} measured {speedup_text(found['speedup'])})", clause.remedies, stacked=True
-    ), []
+    if not Speedup(found.speedup, found.ci95, found.noise_floor).faster():  # the one rule, over the baseline
+        return None, [f"{found.remedy} {_speedup(found)}, not faster"]
+    return Clause(f"{clause.text} ({found.remedy} measured {_speedup(found)})", clause.remedies, stacked=True), []
 
 
 def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
     """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests was
     measured (or found infeasible) and none accepted, or accepted only moving the other way (``threads=1`` beside
     "use every core"; a stacked clause: when its stack was measured and is not faster). Also returns the
-    not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
+    not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count
+    (:func:`cited_measurements`)."""
     if not clause.remedies:
         return clause, []
+    cited = cited_measurements(entry, threads)
     if clause.stacked:
-        return _cite_stack(clause, entry)
+        return _cite_stack(clause, cited)
     notes, dropped = [], []  # a note per remedy kept
     for name in clause.remedies:
-        found = _singles(entry, name, clause.direction, threads)
-        if accepted := [c for c in found if c["verdict"] == "accepted"]:
-            best = max(accepted, key=lambda c: c["speedup"]["median"])
-            notes.append(f"{best['name']} measured {speedup_text(best['speedup'])}")
+        singles = [m for m in cited if "+" not in m.remedy and remedy_id(m.remedy) == name]
+        ways = (None, clause.direction) if clause.direction else (None, "up", "down")
+        found = [m for m in singles if m.verdict != "infeasible" and m.direction in ways]
+        if faster := [m for m in found if m.verdict == "faster"]:
+            best = max(faster, key=lambda m: m.speedup)
+            notes.append(f"{best.remedy} measured {_speedup(best)}")
         elif found:
-            dropped += [_outcome(c) for c in found]
-        elif other_way := [c for c in _singles(entry, name) if c["verdict"] == "accepted" and clause.direction]:
-            dropped += [f"{c['name']} {speedup_text(c['speedup'])}, faster the other way" for c in other_way]
-        elif cannot := [c for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] == name]:
-            dropped += [_outcome(c) for c in cannot]  # optimize's reason it cannot apply, never "unmeasured"
+            dropped += [_outcome(m) for m in found]
+        elif other_way := [m for m in singles if m.verdict == "faster" and clause.direction]:
+            dropped += [f"{m.remedy} {_speedup(m)}, faster the other way" for m in other_way]
+        elif cannot := [m for m in cited if m.verdict == "infeasible" and m.remedy == name]:
+            dropped += [_outcome(m) for m in cannot]  # optimize's reason it cannot apply, never "unmeasured"
         else:
             notes.append(f"{name} unmeasured")
     if not notes:
@@ -159,7 +180,12 @@ def cite_measured(
         entry, n = measured.get(f.config), (threads or {}).get(f.config)
         if entry is not None and (f.alarm or f.remedies):
             failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
-            f = replace(f, action=cite_action(f.clauses, entry, n), severity=none_faster(f) if failed else f.severity)
+            cited = cited_measurements(entry, n)
+            mine = [m for c in f.clauses if c.remedies for m in clause_measurements(c, cited)]
+            got = replace(f, action=cite_action(f.clauses, entry, n), measured=tuple(dict.fromkeys(mine)))
+            best = got.best_measured  # the same measured saving and severity as diagnose's own (attach_measured)
+            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low" if best else f.severity
+            f = replace(got, severity=none_faster(f) if failed else severity)
         out.append(f)
     return out
 

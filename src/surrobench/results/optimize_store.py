@@ -89,24 +89,26 @@ def latest_optimized_config(
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
     (:func:`~surrobench.records.config.same_inputs`) of an optimization that finished, not interrupted; checked as a
-    config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as optimize-v3; or None.
+    config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as optimize-v3 with its
+    optimization's ``optimize_id`` and ``tolerance``; or None.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
     """
     rows = store.conn.execute(
-        "SELECT c.config_json, json_extract(o.report_json, '$.schema') FROM optimize_configs c"
+        "SELECT c.config_json, json_extract(o.report_json, '$.schema'), o.optimize_id,"
+        " json_extract(o.report_json, '$.tolerance') FROM optimize_configs c"
         " JOIN optimizations o ON o.optimize_id = c.optimize_id"
         " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ?"
         " AND json_extract(o.report_json, '$.interrupted') IS NOT 1 ORDER BY o.created DESC",
         (model, json.dumps(list(input_shape)), batch, device),
     )
-    for config_json, schema in rows:
+    for config_json, schema, optimize_id, tolerance in rows:
         with store._reading("an optimization"):
             entry = json.loads(config_json)
             schemas.check(entry, CONFIGS, schema, "config")
         if same_inputs(inputs_of(entry), inputs):
-            return config_from_json(entry).to_json()
+            return config_from_json(entry).to_json() | {"optimize_id": optimize_id, "tolerance": tolerance}
     return None
 
 

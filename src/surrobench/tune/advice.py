@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import torch
@@ -26,16 +26,14 @@ from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
+from surrobench.results.measured_remedies import measured_remedy
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
 from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
-from surrobench.tune.trials import Trials
+from surrobench.tune.trials import FIRST_COMPILE_S, Trials
 
-#: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
-#: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
-FIRST_COMPILE_S = 20.6
 #: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
 #: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
 #: (COUNTERS_TARGET_S with counters); a budget below MIN_MEASURE_S is not started (no remedy fits).
@@ -53,12 +51,6 @@ class MeasuringInterrupted(KeyboardInterrupt):
         """``3 of 7 remedies measured``: of those that apply, in every config."""
         applied = [m for got in self.args[0].values() for m in got if m.verdict != "infeasible"]
         return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
-
-
-#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
-#: ``rejected_not_faster``: the paired rule's own word, ``unchanged`` or ``inconclusive`` (:func:`measured_remedy`).
-VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_faster": None}
-VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
 
 
 def recipes_to_measure(
@@ -90,25 +82,6 @@ def recipes_to_measure(
                 candidates = [Recipe((r,)) for rid in clause.remedies for r in by_id.get(rid, ())]
             out += [c for c in candidates if c.name not in {o.name for o in out}]
     return out
-
-
-def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
-    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
-    slower, the paired rule's verdict of the speedup that decided it, over the stack's stage or the baseline)."""
-    sp, base = c.speedup, c.baseline_ms
-    return MeasuredRemedy(
-        remedy=c.name,
-        verdict=VERDICTS[c.verdict] or (c.gain or sp).verdict(),
-        speedup=sp.median if sp else None,
-        ci95=sp.ci95 if sp else None,
-        baseline_ms=base,
-        saved_ms=saved_ms(base, sp.median) if sp and base else None,
-        rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
-        tolerance=tolerance,
-        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
-        noise_floor=sp.noise_floor if sp else None,
-        margin=sp.margin() if sp else None,
-    )
 
 
 def measure_recipes(
@@ -220,10 +193,12 @@ def measure_findings(
     tolerance: float = DEFAULT_TOLERANCE,
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    cited: Mapping[str, dict] | None = None,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
-    ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted).
+    ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted;
+    ``cited``: ``{label: optimize config object}`` diagnose cites for a config it measured none of).
 
     Raises:
         MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``
@@ -260,6 +235,8 @@ def measure_findings(
             f"{m.remedy} ({m.verdict}{f' {m.speedup:.2f}x' if m.speedup else ''})" for m in got if m.verdict in MEASURED
         ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
+        if not done and label in (cited or {}):  # what optimize measured of it is cited (own_or_optimized)
+            named[f"cited from optimization {cited[label].get('optimize_id')}"] = named.pop("not measured")
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late, t = ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted), result.latency_ms
         off = f"the timed step's {t.median:.3g} ms [{t.ci95_median[0]:.3g}, {t.ci95_median[1]:.3g}]" if t else ""

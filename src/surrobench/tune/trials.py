@@ -17,6 +17,7 @@ from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
+from surrobench.records.vocab import remedy_id
 from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
@@ -24,6 +25,10 @@ from surrobench.tune.bench import Bench, Handle
 #: hit Inductor's caches): the largest ratio measured (docs/benchmarks/h200-optimize.md, "The budget holds the
 #: fresh processes").
 WARM_COMPILE_FRACTION = 0.72
+#: Seconds a cold torch.compile candidate is expected to take: the slowest first compilation measured
+#: (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"). A compiled candidate at a thread count
+#: none compiled before ran at compiles cold too (docs/benchmarks/cpu-optimize.md).
+FIRST_COMPILE_S = 20.6
 
 
 @dataclass
@@ -73,14 +78,26 @@ class Trials:
         """``clock()`` by which a candidate must end: :attr:`budget_end` less :meth:`reserve_s`."""
         return self.budget_end - sum(self.reserve_s())
 
+    def recompiles(self, recipe: Recipe) -> bool:
+        """Whether ``recipe`` compiles cold after compiled candidates ran: none of them at its thread count."""
+
+        def threads(name: str) -> set[str]:
+            return {part for part in name.split("+") if remedy_id(part) == "threads"}
+
+        ran = [threads(c.name) for c in self.done if c.time_s and compiles(c.name)]
+        return compiles(recipe.name) and bool(ran) and threads(recipe.name) not in ran
+
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
         (0 before one); the first compiled one (cold) left out once there is a second, else counted at
-        :data:`WARM_COMPILE_FRACTION`."""
+        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :data:`FIRST_COMPILE_S`
+        or the first compiled one's time, the longer."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
+        if self.recompiles(recipe):
+            return max(FIRST_COMPILE_S, like[0])
         if compiled and like:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
@@ -141,26 +158,19 @@ class Trials:
             return self._failed(recipe.name, exc, started, current_name), None
         accuracy = bench.accuracy(handle)
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
-        if not accuracy.ok or handle.nonfinite:
+        if accuracy.ok and not handle.nonfinite:
+            try:
+                self.window([current, handle] if current is not None else [handle])
+            except Exception as exc:  # a replay or a later call failed
+                del handle
+                bench.free()
+                return self._failed(recipe.name, exc, started, current_name), None
+        if not accuracy.ok or handle.nonfinite:  # NaN/Inf before its window or at its end: no timing of it is judged
             reason = accuracy.reason if not accuracy.ok else nonfinite_message(handle.nonfinite)
             del handle
             bench.free()
             verdict = "rejected_accuracy"
             return CandidateResult(recipe.name, verdict, reason, time_s=self.clock() - started, **common), None
-        try:
-            self.window([current, handle] if current is not None else [handle])
-        except Exception as exc:  # a replay or a later call failed
-            del handle
-            bench.free()
-            return self._failed(recipe.name, exc, started, current_name), None
-        if handle.nonfinite:  # NaN/Inf at the end of its window: no timing of it is judged
-            found = handle.nonfinite
-            del handle
-            bench.free()
-            reason = nonfinite_message(found)
-            return CandidateResult(
-                recipe.name, "rejected_accuracy", reason, time_s=self.clock() - started, **common
-            ), None
         vs_base = self.window_speedup(bench.baseline, handle)
         gain = self.window_speedup(current, handle) if current is not None else None
         decisive = gain or vs_base
