@@ -46,8 +46,7 @@ def format_ridge(flop_per_byte: float) -> str:
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
 
 
-#: ``surrobench calibrate`` on an H200, 2026-12-02 (docs/benchmarks/h200-counters.md): device-to-device copy 4122 GB/s
-#: (read + write bytes); 8192^3 GEMM fp32 (TF32 off) 50.5, tf32 400.2, fp16 732.6, bf16 762.7 TFLOP/s.
+#: ``surrobench calibrate`` on an H200, 2026-12-02 (docs/benchmarks/h200-counters.md): copy and GEMM rates, fp32 TF32 off.
 H200_FALLBACK_NOTE = (
     "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
 )

@@ -65,11 +65,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             return f"{line}: {c.infeasible}"
         upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
         line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
-        if c.predicted_rps == 0:  # the simulation over the unloaded service times passed no rate
-            line += ", predicted: no rate"
-        elif c.predicted_rps is not None:
-            err = c.prediction_error
-            line += f", predicted {rps(c.predicted_rps)}"
+        if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
+            err = c.prediction_error if c.predicted_rps else None
+            line += f", predicted {rps(c.predicted_rps)}" if c.predicted_rps else ", predicted: no rate"
             line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"

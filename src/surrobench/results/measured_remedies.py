@@ -1,20 +1,9 @@
-"""A finding's action rewritten from measurements of its remedies, two ways (docs/design.md, "Measured actions").
-
-:func:`cite_measured`: what ``surrobench optimize`` measured for a finding's config: each remedy a clause suggests
-(:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a clause whose
-remedies were all measured and none accepted is taken out of the action (said so, with the number). A stacked clause
-is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the one rule
-(:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
-
-:func:`attach_measured`: from what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`, from
-:mod:`surrobench.tune.advice`), matched with each clause that names remedies: a stacked clause with the measurement
-of exactly its stack, any other with the single candidates of its ids (``threads``: every thread count). A remedy
-measured faster is advised with its measurement, never against (a clause moving a setting the other way from one
-measured faster is not advised, with that measurement); a clause whose every remedy was judged (slower, unchanged,
-inconclusive, rejected by the accuracy guard, failed or not applicable) and none faster becomes a statement naming no
-remedy, with its numbers; one with a remedy the budget left out says it was not measured; clauses that name no remedy
-(code changes) stay as written, with the finding's estimate unless a remedy of its action was measured
-(:attr:`surrobench.records.findings.Finding.gain_kind`).
+"""A finding's action rewritten from measurements of its remedies (docs/design.md, "Measured actions"), two ways:
+:func:`cite_measured` from what ``surrobench optimize`` measured for the finding's config, :func:`attach_measured` from
+what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`). A clause is matched with the measurement
+of exactly its remedies (a stacked clause: of its stack; ``threads``: every thread count). A remedy measured faster is
+advised with its measurement, never against; a clause whose every remedy was judged and none faster names no remedy,
+with its numbers; one the budget left out says it was not measured; clauses naming no remedy stay as written.
 """
 
 from __future__ import annotations

@@ -52,8 +52,24 @@ def optimize_plans(
     optimize_id = new_run_id()
 
     def report(done: list[ConfigOptimization], interrupted: bool) -> OptimizeReport:
-        recipe = recipe_run if recipe_stored else None
-        return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
+        return OptimizeReport(
+            optimize_id=optimize_id,
+            created=now,
+            env=env,
+            tolerance=request.tolerance,
+            budget_s=request.budget_s,
+            rounds=request.rounds,
+            baseline_run_id=baseline_run.run_id,
+            recipe_run_id=recipe_run.run_id if recipe_stored else None,
+            configs=tuple(done),
+            fresh_pairs=request.fresh_pairs,
+            interrupted=interrupted,
+            warnings=tuple(
+                sweep_warnings([e.baseline for e in done], request.sweeps[0].request.threads)
+                + forward_warnings([c.result for e in done for c in e.candidates if c.result is not None])
+                + [w for w in (e.drift_warning() for e in done) if w]
+            ),
+        )
 
     def progress(partial: ConfigOptimization | None = None) -> None:
         """The report so far stored as interrupted (a kill loses no verdict); a failed write is left to the config's."""
@@ -125,27 +141,6 @@ def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
         + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
         + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id})",
         report,
-    )
-
-
-def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool, optimize_id) -> OptimizeReport:
-    return OptimizeReport(
-        optimize_id=optimize_id,
-        created=now,
-        env=env,
-        tolerance=request.tolerance,
-        budget_s=request.budget_s,
-        rounds=request.rounds,
-        baseline_run_id=baseline_run.run_id,
-        recipe_run_id=recipe_run.run_id if recipe_run else None,
-        configs=tuple(entries),
-        fresh_pairs=request.fresh_pairs,
-        interrupted=interrupted,
-        warnings=tuple(
-            sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)
-            + forward_warnings([c.result for e in entries for c in e.candidates if c.result is not None])
-            + [w for w in (e.drift_warning() for e in entries) if w]
-        ),
     )
 
 
