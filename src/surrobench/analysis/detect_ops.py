@@ -243,8 +243,9 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         )
         contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
         how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
-        text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
-        action = (Clause(text + how + "), not the model's casts or concatenations"),)
+        text = f"most of their time runs inside {outer}: change how {outer} is called (its operands' "
+        # first; the families' remedies stay, measured: channels_last ran that FNO 1.96x (docs/benchmarks/cpu-fragments.md)
+        action = (Clause(text + how + ")"), *family_actions(names[:5], cpu=cpu, table=t))
     else:
         action = family_actions(names[:5], cpu=cpu, table=t)
         if small:
