@@ -172,17 +172,20 @@ def cite_measured(
             cited = cited_measurements(entry, n)
             mine = [m for c in f.clauses if c.remedies for m in clause_measurements(c, cited)]
             got = replace(f, action=cite_action(f.clauses, entry, n), measured=tuple(dict.fromkeys(mine)))
-            best = got.best_measured  # the same measured saving and severity as diagnose's own (attach_measured)
-            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low" if best else f.severity
-            f = replace(got, severity=none_faster(f) if failed else severity)
+            f = replace(got, severity=measured_severity(f, got, bool(failed)))  # as diagnose's own (attach_measured)
         out.append(f)
     return out
 
 
-def none_faster(finding: Finding) -> str:
-    """The severity of ``finding`` once every remedy it names was measured (by diagnose or optimize), none faster: its
-    own (its evidence's stake) while a clause naming no remedy, a code change, stands; else ``low`` (docs/design.md)."""
-    return finding.severity if any(not c.remedies for c in finding.clauses) else "low"
+def measured_severity(before: Finding, after: Finding, none_faster: bool) -> str:
+    """The severity of ``after``, ``before`` with its measurements: every remedy judged, ``none_faster``: ``before``'s
+    own while a clause naming no remedy (a code change) stands, else ``low`` (docs/design.md, "None faster"); else a
+    faster remedy's share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``, ``low`` under the floor)."""
+    if none_faster:
+        return before.severity if any(not c.remedies for c in before.clauses) else "low"
+    if (best := after.best_measured) is not None:
+        return DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
+    return before.severity
 
 
 def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
@@ -276,10 +279,9 @@ def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> d
 def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
-    another finding's clause says where it was credited); findings of other configs as they are, in order. A
-    measured gain's severity is its share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``; ``low`` under
-    the floor; none faster: :func:`none_faster`), a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its
-    ratio is paired within the window, only its milliseconds are not the timed step's."""
+    another finding's clause says where it was credited); findings of other configs as they are, in order; severities
+    by :func:`measured_severity`, a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within
+    the window, only its milliseconds are not the timed step's."""
     out = []
     for f in findings:
         if f.config not in measured:
@@ -296,10 +298,8 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        severity = none_faster(f) if got.gain_ms == 0.0 and got.gain_kind == "measured" else f.severity
-        if (best := got.best_measured) is not None:
-            severity = DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
-        out.append(replace(got, action=clauses, severity=severity))
+        none_faster = got.gain_ms == 0.0 and got.gain_kind == "measured"  # all judged, none faster
+        out.append(replace(got, action=clauses, severity=measured_severity(f, got, none_faster)))
     return out
 
 
