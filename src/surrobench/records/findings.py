@@ -106,10 +106,8 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
     for part in parts:
         if isinstance(part, str):
             out += [Clause(part)] if part else []
-        elif isinstance(part, Clause):
-            out.append(part)
         else:
-            out += part
+            out += [part] if isinstance(part, Clause) else part
     return tuple(out)
 
 
@@ -380,13 +378,11 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     :attr:`Finding.gain_ms` first (0 and unknown last)."""
     present = {(f.config, f.kind) for f in findings}
 
-    def blocked(f: Finding) -> bool:
-        return any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
-
     def key(f: Finding) -> tuple:
         if (best := f.best_measured) is not None and best.saved_ms > 0:
             return (0, best.drifted, -best.saved_ms, 0, False, 0.0)
-        return (1, False, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
+        blocked = any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
+        return (1, False, 0.0, SEVERITIES.index(f.severity), blocked, -(f.gain_ms or -1.0))
 
     return sorted(findings, key=key)
 
