@@ -305,8 +305,8 @@ def test_a_config_that_failed_is_the_headline_and_exit_3(tmp_path, capsys):
 
 
 def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, capsys, monkeypatch):
-    """Ctrl-C in the second config's profiling child: the run is marked interrupted and --json holds the
-    diagnosis of the first config, read as it was profiled; nothing more is measured for it."""
+    """Ctrl-C in the second config's profiling child: the run is marked interrupted and --json and --markdown hold
+    the diagnosis of the first config, read as it was profiled; nothing more is measured for it."""
     from surrobench.api import profile as api_profile
     from surrobench.results.store import ResultStore
 
@@ -322,7 +322,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     db, out = tmp_path / "r.db", tmp_path / "d.json"
     argv = ["diagnose", "--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1,2", "--device", "cpu"]
     argv += ["--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--db", str(db), "--json", str(out)]
-    assert run_cli(argv) == 130
+    assert run_cli([*argv, "--markdown", str(tmp_path / "d.md")]) == 130
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
     context = doc["context"]
@@ -331,6 +331,8 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert doc["schema"] == "surrobench/diagnosis-v7" and context["interrupted"] is True
     (label,) = context["profiled"]
     assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
+    md = (tmp_path / "d.md").read_text()
+    assert f"| memory_bound | {doc['findings'][0]['severity']} | {label} |" in md  # the same diagnosis, as a table
     # b2 was profiled after the cut: only the run-level checks over the timed configs may name it (a noisy host can
     # make b2's timing read as superlinear in the batch)
     run_level = {"memory_pressure", "precision_mismatch", "superlinear_scaling"}

@@ -165,17 +165,21 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
     from dataclasses import replace
 
     from surrobench.records.findings import MeasuredRemedy
+    from surrobench.report.findings import finding_row
 
     base = _findings()[0]
     slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)
     faster = MeasuredRemedy("cudagraph", "faster", 1.5, (1.4, 1.6), 3.0, 1.0)
     none = "no remedy it names measured faster"
     assert brief_cells(replace(base, measured=(slower,), severity="low"))["gain"] == none
-    assert brief_cells(replace(base, measured=(slower,)))["gain"] == none + ", severity est. from its ops' time"
+    assert brief_cells(replace(base, measured=(slower,)))["gain"] == none  # nothing left: low, 0 ms measured
+    kept = replace(base, measured=(slower,), severity_estimated=True, estimated_gain_ms=2.5)
+    assert brief_cells(kept)["gain"] == none + ", severity est. from its ops' time, est. 2.500 ms/step"
+    assert brief_cells(replace(kept, severity="info"))["gain"] == none  # no alarm: its severity is not at stake
+    assert finding_row(kept)[-1] == "2.500" and finding_row(replace(base, measured=(slower,)))[-1] == "0.000 (measured)"
     assert brief_cells(replace(base, measured=(slower, faster)))["gain"] == "saves 1.000 ms/step measured (cudagraph)"
     # a saving beyond the finding's ops (10% of the op time) and of a drifted window says both, in both views
     from surrobench.records.findings import OP_SHARE
-    from surrobench.report.findings import finding_row
 
     narrow = replace(base, evidence=(Evidence("profiler", "aten::tanh: 10% of op time", 0.1, OP_SHARE),))
     drifted = replace(faster, drifted=True)

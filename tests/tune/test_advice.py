@@ -122,11 +122,11 @@ def test_findings_are_ordered_by_measured_saving_then_estimate():
     _, measured = _measure({"cudagraph": 1.73, "compile-reduce-overhead": 1.5, "compile": 0.65, "tf32": 4.5})
     other = Finding("fragmented_ops", "high", "copies", (), "keep one layout", estimated_gain_ms=9.0, config=LABEL)
     ranked = rank_findings(attach_measured([*_findings(), other], {LABEL: measured}))
-    # tf32 saves the most (the info compute_bound that estimated 0 ms), then cudagraph; then the estimate (9 ms),
-    # then the memory_bound whose only remedy was measured slower (0 ms measured)
+    # tf32 saves the most (the info compute_bound that estimated 0 ms), then cudagraph; then the estimates: 9 ms,
+    # then the memory_bound whose only remedy was measured slower, its code change's 2 ms left (no 0 ms measured)
     assert [f.kind for f in ranked] == ["compute_bound", "launch_bound", "fragmented_ops", "memory_bound"]
-    assert [f.gain_kind for f in ranked] == ["measured", "measured", "estimate", "measured"]
-    assert ranked[0].gain_ms > ranked[1].gain_ms and ranked[3].gain_ms == 0.0
+    assert [f.gain_kind for f in ranked] == ["measured", "measured", "estimate", "estimate"]
+    assert ranked[0].gain_ms > ranked[1].gain_ms and ranked[3].gain_ms == 2.0 and ranked[3].severity_estimated
 
 
 def test_a_remedy_measured_slower_is_never_advised():
@@ -349,10 +349,11 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
     assert MeasuredRemedy.from_json(m.to_json()) == m
     both = {LABEL: (m, MeasuredRemedy("compile", "slower", 0.5, (0.4, 0.6), 89.7, -89.7))}
     fragmented = attach_measured(_cpu_findings()[:1], both)[0]
-    # every remedy judged, none faster: "fewer, larger calls" (a code change) still stands on the stake
-    assert fragmented.gain_ms == 0.0 and fragmented.severity == _cpu_findings()[0].severity == "high"
-    toggles = replace(_cpu_findings()[0], action=_cpu_findings()[0].clauses[:2])
-    assert attach_measured([toggles], both)[0].severity == "low"  # nothing left to try
+    # every remedy judged, none faster: "fewer, larger calls" (a code change) still stands on the stake, estimated
+    assert fragmented.severity == _cpu_findings()[0].severity == "high" and fragmented.severity_estimated
+    assert fragmented.gain == fragmented.gain | {"kind": "estimate", "ms": None, "remedy": None}
+    toggles = attach_measured([replace(_cpu_findings()[0], action=_cpu_findings()[0].clauses[:2])], both)[0]
+    assert toggles.severity == "low" and toggles.gain["kind"] == "measured" and toggles.gain_ms == 0.0  # none left
 
 
 def test_remedies_all_failed_rate_the_same_measured_by_diagnose_or_cited_from_optimize():
@@ -366,8 +367,15 @@ def test_remedies_all_failed_rate_the_same_measured_by_diagnose_or_cited_from_op
     entry = optimize_entry({"candidates": [{"name": "compile", "verdict": "rejected_not_faster", "speedup": sp}]})
     measured, cited = attach_measured([finding], own)[0], cite_measured([finding], {LABEL: entry})[0]
     assert measured.severity == cited.severity == finding.severity == "high"
-    alone = replace(finding, action=finding.clauses[:1])
-    assert attach_measured([alone], own)[0].severity == cite_measured([alone], {LABEL: entry})[0].severity == "low"
+    # the gain tells the severity's story: the code change's estimate (unknown here), never a measured 0 ms saving
+    assert measured.gain["kind"] == cited.gain["kind"] == "estimate" and measured.gain_ms is cited.gain_ms is None
+    assert measured.severity_estimated and cited.severity_estimated
+    alone = [attach_measured([replace(finding, action=finding.clauses[:1])], own)[0]]
+    alone.append(cite_measured([replace(finding, action=finding.clauses[:1])], {LABEL: entry})[0])
+    assert [(f.severity, f.gain["kind"], f.gain_ms, f.severity_estimated) for f in alone] == [
+        ("low", "measured", 0.0, False)
+    ] * 2
+    assert Finding.from_json(measured.to_json()) == measured  # the mark is stored
 
 
 def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():

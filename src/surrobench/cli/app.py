@@ -36,15 +36,15 @@ class _OrderedGroup(_FlagHelp, typer.core.TyperGroup):
 
 
 class _CheckedApp(typer.Typer):
-    """The app: each command it registers is :func:`surrobench.cli.options.checked_command`."""
+    """The app: each command it registers is :func:`surrobench.cli.options.checked_command` (with ``markdown``)."""
 
-    def command(self, *args, **kwargs):
+    def command(self, *args, markdown=None, **kwargs):
         register = super().command(*args, **{"cls": _Command, **kwargs})
 
         def decorate(command):
             from surrobench.cli.options import checked_command  # with the commands: `--version` needs none
 
-            register(checked_command(command))
+            register(checked_command(command, markdown))
             return command
 
         return decorate

@@ -13,8 +13,8 @@ from surrobench.api.defaults import load_thresholds
 from surrobench.cli.app import app
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
-from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
-from surrobench.cli.options import command_line, given_options
+from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt, command_line
+from surrobench.cli.options import given_options
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.timeline import cross_rank_rich
@@ -30,15 +30,26 @@ _WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in
 }
 
 
-@app.command()
+def _lines(result) -> tuple[list[dict], list[str], dict]:
+    """A diagnosis's failed configs, those without a finding and its evidence checks: every config gets a line."""
+    failed, checks = result.context.get("failed_configs", []), result.context.get("evidence_checks") or {}
+    runs = (r.label() for r in result.run.results) if result.run else ()
+    return failed, quiet_configs(list(result.findings), runs, failed), checks
+
+
+def diagnosis_markdown(result) -> str:
+    """``--markdown`` of a :class:`surrobench.api.diagnose.Diagnosis`, a cut-short one's too (:func:`_lines`)."""
+    return findings_section_markdown(list(result.findings), result.title, *_lines(result))
+
+
+@app.command(markdown=diagnosis_markdown)
 @option_groups(omit=(*SWEEP_ONLY, *TORCH_TRACE_ONLY))
 def diagnose(
     ctx: typer.Context,
     traces: list[Path] | None = typer.Argument(
         None,
-        help="Kineto trace, a folder or list of per-rank traces, or "
-        "an nsys export to diagnose alone; omit to run the "
-        "workload options.",
+        help="Kineto trace, a folder or list of per-rank traces, or an nsys export to diagnose alone; "
+        "omit to run the workload options.",
     ),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
     *,
@@ -99,13 +110,9 @@ def diagnose(
         )
     if result.cross_rank is not None:
         console.print(cross_rank_rich(result.cross_rank, console.width))
-    findings, context, failed = list(result.findings), result.context, result.context.get("failed_configs", [])
-    # every config diagnosed gets a line: its findings, its failure, or that it has none
-    quiet = quiet_configs(findings, (r.label() for r in result.run.results) if result.run else (), failed)
-    checks = context.get("evidence_checks") or {}
-    if markdown is not None:  # the documents first: a signal while the tables print must not lose them
-        write_output(markdown, findings_section_markdown(findings, result.title, failed, quiet, checks), "--markdown")
-    write_json(json_out, result.to_json())
+    findings, context, (failed, quiet, checks) = list(result.findings), result.context, _lines(result)
+    write_output(markdown, diagnosis_markdown(result) if markdown else "", "--markdown")
+    write_json(json_out, result.to_json())  # the documents first: a signal while the tables print must not lose them
     print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     # the headline: a config that failed has nothing to diagnose; then why a verdict is held back, before the verdicts
     for line in (*failed_lines(failed), *evidence_check_lines(checks), *headroom_lines(context.get("headroom") or {})):

@@ -284,10 +284,11 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
                 )
 
 
-def checked_command(command: Callable[..., None]) -> Callable[..., None]:
+def checked_command(command: Callable[..., None], markdown: Callable | None = None) -> Callable[..., None]:
     """``command`` as the app registers it: its outputs checked first (:func:`refuse_overwriting_inputs`), what it
     measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's ``partial``
-    written to its ``--json``. The context: the command's own context parameter, else one added (typer fills one)."""
+    written to its ``--markdown`` (by ``markdown``, the command's document of a record) and ``--json``. The context:
+    the command's own context parameter, else one added (typer fills one)."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     name = next((p.name for p in params if p.annotation is typer.Context), None)
@@ -299,14 +300,16 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     def checked(**kwargs) -> None:
         ctx = kwargs[name] if name in own.parameters else kwargs.pop(name)
         refuse_overwriting_inputs(ctx)
-        json_param = next((p for p in ctx.command.params if "--json" in p.opts), None)
-        json_out = ctx.params.get(json_param.name) if json_param else None
+        flagged = {opt: ctx.params.get(p.name) for p in ctx.command.params for opt in p.opts}
+        json_out, md_out = flagged.get("--json"), flagged.get("--markdown")
         try:
             command(**kwargs)
         except Unsaved as exc:
             raise UsageError(keep_unsaved(exc, json_out)) from None
-        except (Interrupted, Stopped) as cut:  # the one place a cut-short verb's partial document is written
+        except (Interrupted, Stopped) as cut:  # the one place a cut-short verb's partial documents are written
             if cut.partial is not None:
+                if markdown is not None and md_out is not None:
+                    write_output(md_out, markdown(cut.partial), "--markdown")
                 write_json(json_out, cut.partial.to_json())
             raise
 
@@ -574,9 +577,8 @@ class TraceOptions:
         from surrobench.api.nsys import NsysOptions, require_nsys
         from surrobench.api.profile import prepare_trace_dir
 
-        options = NsysOptions(
-            self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage
-        )
+        plan, folder = self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out)
+        options = NsysOptions(plan, folder, self.cuda_memory_usage)
         require_nsys(sweep.configs[0], "nsys", options)
         return options
 
@@ -605,17 +607,13 @@ class SystemPassOptions:
             raise UsageError(f"--host-top {self.host_top}: keep at least 1 hot spot")
         from surrobench.api.profile import prepare_trace_dir
 
-        return PerfOptions(
-            self.perf_window_s, prepare_trace_dir(self.flamegraph_out, "--flamegraph-out"), self.host_top
-        )
+        folder = prepare_trace_dir(self.flamegraph_out, "--flamegraph-out")
+        return PerfOptions(self.perf_window_s, folder, self.host_top)
 
 
 def _is_group(annotation: object) -> bool:
-    return (
-        isinstance(annotation, type)
-        and is_dataclass(annotation)
-        and all("option" in f.metadata for f in fields(annotation))
-    )
+    is_class = isinstance(annotation, type) and is_dataclass(annotation)
+    return is_class and all("option" in f.metadata for f in fields(annotation))
 
 
 def _group_parameters(group: type, omit: tuple[str, ...], helps: dict[str, str]) -> list[inspect.Parameter]:

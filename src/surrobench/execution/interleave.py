@@ -41,7 +41,9 @@ def clone_output(output):
 class Variant:
     """One config built for interleaved timing: ``setup_ms``, its first call (host ms) and ``first_output``
     (cloned, for the accuracy guard); ``rounds``, one result per timed round; ``resident_bytes`` of CUDA memory
-    held between rounds; ``nonfinite``, where its output first held NaN/Inf, None while finite."""
+    held between rounds; ``peak_bytes``, of its setup and rounds on CUDA, of its timed rounds alone on the CPU (a
+    build's growth, a compiler's too, is not the step's: docs/design.md, "CPU peak memory"); ``nonfinite``, where
+    its output first held NaN/Inf, None while finite."""
 
     cfg: ExecConfig
     step: Step
@@ -61,7 +63,7 @@ class Variant:
         return [list(r.samples_ms) for r in self.rounds]
 
     def result(self) -> ConfigResult:
-        """The rounds merged, the setup as the cold start, the peak memory of this variant alone."""
+        """The rounds merged, the setup as the cold start, :attr:`peak_bytes` its peak memory."""
         return replace(merge_rounds(self.rounds), cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes)
 
 
@@ -92,16 +94,14 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         setup_ms,
         outputs[0],
         resident_bytes=_allocated(cfg.device) - before,
-        peak_bytes=_own_peak(memory, before, 0, cfg.device),
+        peak_bytes=_own_peak(memory, before, 0) if cfg.device == "cuda" else 0,  # CPU: the rounds
         nonfinite=nonfinite,
         calls=len(input_sets),
     )
 
 
-def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, device: str) -> int:
-    """Peak of one phase less what other variants held during it (CUDA); RSS growth on the CPU."""
-    if device != "cuda":
-        return memory.peak_bytes
+def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int) -> int:
+    """Peak of one phase less what other variants held during it (CUDA; none on the CPU: RSS growth)."""
     return max(0, memory.peak_bytes - (allocated_at_start - own_resident))
 
 
@@ -122,15 +122,13 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
         variant.calls += len(variant.input_sets)
     memory = tracker.stop()
     variant.nonfinite = variant.nonfinite or found
-    variant.peak_bytes = max(variant.peak_bytes, _own_peak(memory, start, variant.resident_bytes, cfg.device))
+    variant.peak_bytes = max(variant.peak_bytes, _own_peak(memory, start, variant.resident_bytes))
     inputs = input_specs(variant.input_sets[0])
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()  # the median timed call of its rounds so far, as run reads its loop
-    flags = {
-        **({LEAK_KEY: growth} if growth else {}),
-        **({FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}),
-    }
+    flags = {LEAK_KEY: growth} if growth else {}
+    flags |= {FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}
     variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 

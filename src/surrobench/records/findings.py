@@ -106,10 +106,8 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
     for part in parts:
         if isinstance(part, str):
             out += [Clause(part)] if part else []
-        elif isinstance(part, Clause):
-            out.append(part)
         else:
-            out += part
+            out += [part] if isinstance(part, Clause) else part
     return tuple(out)
 
 
@@ -248,6 +246,8 @@ class Finding(schemas.Plain):
         clauses: the action clause by clause, set from ``action`` (kept by :func:`dataclasses.replace` while the
             text stays the same).
         measured: the remedies of the action diagnose measured (:class:`~surrobench.records.findings.MeasuredRemedy`).
+        severity_estimated: its severity is the detected one, kept though :attr:`none_faster`, a code change of its
+            action standing (docs/design.md, "None faster"): its gain is then the estimate too.
 
     Its JSON object (docs/design.md): the fields, then ``remedies``, ``remedy_stacks`` and ``gain``.
 
@@ -267,6 +267,7 @@ class Finding(schemas.Plain):
     evidence_source: str = "measured"
     clauses: tuple[Clause, ...] = field(default=(), repr=False)
     measured: tuple[MeasuredRemedy, ...] = ()
+    severity_estimated: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS or self.severity not in SEVERITIES:
@@ -300,9 +301,16 @@ class Finding(schemas.Plain):
 
     @property
     def gain_kind(self) -> str:
-        """How its gain is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` when a remedy of
-        its action was judged by a measurement (faster, slower, unchanged, inconclusive, rejected), else ``estimate``."""
-        return GAIN_KINDS[0] if any(m.verdict in MEASURED for m in self.measured) else GAIN_KINDS[1]
+        """How its gain is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` when a remedy of its
+        action was judged by a measurement (faster, slower, unchanged, inconclusive, rejected) and its severity is
+        not :attr:`severity_estimated`, else ``estimate``."""
+        return GAIN_KINDS[int(self.severity_estimated or not any(m.verdict in MEASURED for m in self.measured))]
+
+    @property
+    def none_faster(self) -> bool:
+        """Whether every remedy of its action measured was judged, one timed or checked, and none saves time."""
+        judged = all(m.verdict != "not-measured" for m in self.measured)
+        return self.best_measured is None and judged and any(m.verdict in MEASURED for m in self.measured)
 
     @property
     def best_measured(self) -> MeasuredRemedy | None:
@@ -323,15 +331,11 @@ class Finding(schemas.Plain):
 
     @property
     def gain_ms(self) -> float | None:
-        """Step time its action saves, ms per step: a measured gain (:attr:`gain_kind`) is the saving of
-        :attr:`best_measured`; when no remedy was faster, 0 if every remedy was judged, else (one left
-        ``not-measured``) the estimate, :attr:`estimated_gain_ms`, as for an estimated gain."""
-        best = self.best_measured
-        if best is not None:
+        """Step time its action saves, ms per step: the saving of :attr:`best_measured`; 0 where :attr:`none_faster`
+        (and the severity not :attr:`severity_estimated`); else the estimate, :attr:`estimated_gain_ms`."""
+        if (best := self.best_measured) is not None:
             return best.saved_ms
-        if self.gain_kind == "measured" and all(m.verdict != "not-measured" for m in self.measured):
-            return 0.0
-        return self.estimated_gain_ms
+        return 0.0 if self.none_faster and not self.severity_estimated else self.estimated_gain_ms
 
     @property
     def gain(self) -> dict:
@@ -374,14 +378,11 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     :attr:`Finding.gain_ms` first (0 and unknown last)."""
     present = {(f.config, f.kind) for f in findings}
 
-    def blocked(f: Finding) -> bool:
-        return any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
-
     def key(f: Finding) -> tuple:
-        best = f.best_measured
-        if best is not None and best.saved_ms > 0:
+        if (best := f.best_measured) is not None and best.saved_ms > 0:
             return (0, best.drifted, -best.saved_ms, 0, False, 0.0)
-        return (1, False, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
+        blocked = any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
+        return (1, False, 0.0, SEVERITIES.index(f.severity), blocked, -(f.gain_ms or -1.0))
 
     return sorted(findings, key=key)
 

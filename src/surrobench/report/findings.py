@@ -27,7 +27,7 @@ TRACE_WHERE = "trace"
 BRIEF_ACTION_LINES = 2
 #: Beside the header, a summary gets at least this many cells (about seven words), else a line of its own.
 _SUMMARY_INLINE_CELLS = 48
-_ACTION_INDENT = "    → "
+_ACTION_INDENT, _INDENT = "    → ", " " * 6
 _ELLIPSIS = " …"
 
 
@@ -56,10 +56,8 @@ def headroom_lines(headroom: dict) -> list[str]:
     for label, h in headroom.items():
         times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
         covered = f", {h['covered_share']:.0%} of kernel time" if h.get("covered_share") is not None else ""
-        bound = (
-            f"{times} its roofline bound {h['roofline_bound_ms']:.3f} ms ({h['launches']} launches measured{covered})"
-        )
-        lines.append(f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {bound}")
+        bound = f"{h['roofline_bound_ms']:.3f} ms ({h['launches']} launches measured{covered})"
+        lines.append(f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {times} its roofline bound {bound}")
     return lines
 
 
@@ -102,9 +100,10 @@ def brief_cells(f: Finding) -> dict[str, str]:
     estimated (``est.``), ``gain ?`` when unknown."""
     if f.best_measured is not None:
         gain = f"saves {f.gain_ms:.3f} ms/step {_measured(f)} ({f.best_measured.remedy})"
-    elif f.gain_kind == "measured" and f.gain_ms == 0.0:
-        gain = "no remedy it names measured faster"  # another finding's may have been; a code change's stake left:
-        gain += ", severity est. from its ops' time" if f.severity in ("high", "medium") else ""
+    elif f.none_faster:  # another finding's remedy may have been faster; an alarm's code change left, estimated:
+        est = f.severity_estimated and f.alarm
+        gain = "no remedy it names measured faster" + ", severity est. from its ops' time" * est
+        gain += f", est. {f.gain_ms:.3f} ms/step" if est and f.gain_ms is not None else ""
     else:
         gain = "gain ?" if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)
@@ -142,14 +141,12 @@ def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
             head.append(f"  {summary}", style="dim")
         lines.append(head)
         if below:  # too little room beside the header: the summary on a line of its own
-            lines.append(
-                _line(" " * len(_ACTION_INDENT) + _shorten(c["summary"], width - len(_ACTION_INDENT), 1)[0], "dim")
-            )
+            lines.append(_line(_INDENT + _shorten(c["summary"], width - len(_INDENT), 1)[0], "dim"))
         if width is None:
             lines.append(_line(_ACTION_INDENT + c["action"]))
             continue
         wrapped = _shorten(c["action"], max(width - len(_ACTION_INDENT), 1), BRIEF_ACTION_LINES)
-        lines += [_line((_ACTION_INDENT if i == 0 else " " * len(_ACTION_INDENT)) + w) for i, w in enumerate(wrapped)]
+        lines += [_line((_ACTION_INDENT if i == 0 else _INDENT) + w) for i, w in enumerate(wrapped)]
     return Group(*lines)
 
 

@@ -172,20 +172,20 @@ def cite_measured(
             cited = cited_measurements(entry, n)
             mine = [m for c in f.clauses if c.remedies for m in clause_measurements(c, cited)]
             got = replace(f, action=cite_action(f.clauses, entry, n), measured=tuple(dict.fromkeys(mine)))
-            f = replace(got, severity=measured_severity(f, got, bool(failed)))  # as diagnose's own (attach_measured)
+            f = measured_severity(f, got, bool(failed))  # as diagnose's own (attach_measured)
         out.append(f)
     return out
 
 
-def measured_severity(before: Finding, after: Finding, none_faster: bool) -> str:
-    """The severity of ``after``, ``before`` with its measurements: every remedy judged, ``none_faster``: ``before``'s
-    own while a clause naming no remedy (a code change) stands, else ``low`` (docs/design.md, "None faster"); else a
-    faster remedy's share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``, ``low`` under the floor)."""
+def measured_severity(before: Finding, after: Finding, none_faster: bool) -> Finding:
+    """``after`` (``before`` measured) with its severity: ``none_faster``, ``before``'s while a clause naming no remedy
+    (a code change) stands, :attr:`Finding.severity_estimated`, else ``low`` (docs/design.md, "None faster"); else
+    a faster remedy's share of the step, ``1 - 1 / speedup`` (``Thresholds.severity``, ``low`` under the floor)."""
     if none_faster:
-        return before.severity if any(not c.remedies for c in before.clauses) else "low"
-    if (best := after.best_measured) is not None:
-        return DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low"
-    return before.severity
+        stands = any(not c.remedies for c in before.clauses)
+        return replace(after, severity=before.severity if stands else "low", severity_estimated=stands)
+    best = after.best_measured
+    return replace(after, severity=DEFAULT_THRESHOLDS.severity(1 - 1 / best.speedup) or "low") if best else after
 
 
 def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
@@ -298,8 +298,7 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             else c
             for c in got.clauses
         )
-        none_faster = got.gain_ms == 0.0 and got.gain_kind == "measured"  # all judged, none faster
-        out.append(replace(got, action=clauses, severity=measured_severity(f, got, none_faster)))
+        out.append(measured_severity(f, replace(got, action=clauses), got.none_faster))
     return out
 
 

@@ -17,7 +17,7 @@ from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
-from surrobench.records.vocab import remedy_id
+from surrobench.records.vocab import PRECISIONS, remedy_id
 from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
@@ -27,8 +27,11 @@ from surrobench.tune.bench import Bench, Handle
 WARM_COMPILE_FRACTION = 0.72
 #: Seconds a cold torch.compile candidate is expected to take: the slowest first compilation measured
 #: (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"). A compiled candidate at a thread count
-#: none compiled before ran at compiles cold too (docs/benchmarks/cpu-optimize.md).
+#: or precision none compiled before ran at compiles cold too: both are global state Dynamo guards on
+#: (``torch._C._dynamo.guards.GlobalStateGuard``: threads, TF32, autocast; docs/benchmarks/cpu-optimize.md).
 FIRST_COMPILE_S = 20.6
+#: The remedy ids of that global state (:meth:`Trials.recompiles`).
+_GUARDED = ("threads", *PRECISIONS)
 
 
 @dataclass
@@ -79,13 +82,10 @@ class Trials:
         return self.budget_end - sum(self.reserve_s())
 
     def recompiles(self, recipe: Recipe) -> bool:
-        """Whether ``recipe`` compiles cold after compiled candidates ran: none of them at its thread count."""
-
-        def threads(name: str) -> set[str]:
-            return {part for part in name.split("+") if remedy_id(part) == "threads"}
-
-        ran = [threads(c.name) for c in self.done if c.time_s and compiles(c.name)]
-        return compiles(recipe.name) and bool(ran) and threads(recipe.name) not in ran
+        """Whether ``recipe`` compiles cold after compiled candidates ran: none at its thread count and precision."""
+        state = lambda name: {part for part in name.split("+") if remedy_id(part) in _GUARDED}  # noqa: E731
+        ran = [state(c.name) for c in self.done if c.time_s and compiles(c.name)]
+        return compiles(recipe.name) and bool(ran) and state(recipe.name) not in ran
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
@@ -180,8 +180,7 @@ class Trials:
             reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
         elif why_not:
             reason += f"; {why_not}"
-        base_ms = float(np.median(self.last_window(bench.baseline)))
-        ms = float(np.median(self.last_window(handle)))
+        base_ms, ms = (float(np.median(self.last_window(h))) for h in (bench.baseline, handle))
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
             recipe.name,
