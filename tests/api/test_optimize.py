@@ -143,6 +143,7 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
             optimize_plans(_request(model_spec, ("threads=1",)), store)
         report = cut.value.partial
         assert report.interrupted and store.run_state(report.recipe_run_id) == "interrupted"
+        assert str(cut.value).endswith(f"(baseline run {report.baseline_run_id}, recipe run {report.recipe_run_id})")
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
     (entry,) = report.configs
     assert entry.recommended == ("threads=1",) and entry.cut_short and entry.to_json()["cut_short"] is True

@@ -139,16 +139,16 @@ def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
     return Interrupted(
         f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
         + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
-        + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id})",
+        + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id}"
+        + (f", recipe run {report.recipe_run_id})" if report.recipe_run_id else ")"),
         report,
     )
 
 
 def _store(store: ResultStore, report: OptimizeReport) -> None:
     """The report next to its runs (replacing the progress stored under its id), and the runs' final state."""
-    state = "interrupted" if report.interrupted else "complete"
     for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
-        store.finish_run(run_id, state)
+        store.finish_run(run_id, "interrupted" if report.interrupted else "complete")
     add_optimization(store, report.to_json())
 
 
