@@ -461,9 +461,8 @@ def test_savings_are_taken_on_the_timed_step_unless_their_window_drifted_from_it
     got, faster = measured(far)
     assert all(m.drifted and m.saved_ms == pytest.approx(saved_ms(m.baseline_ms, m.speedup)) for m in faster)
     _, _, drifted = note(got, far).partition("; the host drifted: windows timed the baseline off the timed step's 6 ms")
-    assert drifted.endswith(
-        ", savings their own: " + ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted)
-    )
+    # each remedy named with its window's baseline (10 ms), not as if it ran at it (cudagraph ran at 5 ms)
+    assert ", savings their own: cudagraph (baseline 10 ms)" in drifted
     tight = LatencyStats.from_samples([BASELINE_MS * 0.99] * 3)  # outside a tight interval by 1%: within the noise
     assert tight.ci95_median[1] < BASELINE_MS and not any(m.drifted for m in measured(tight)[0])
     assert not any(m.drifted for m in measured(None)[0])
