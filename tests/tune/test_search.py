@@ -385,7 +385,9 @@ def test_a_compiled_stack_at_a_thread_count_none_compiled_at_is_estimated_as_a_f
     search.clock.now = 24.0
     stack, warm = Recipe(tuple(remedies("compile", "threads=4"))), Recipe(tuple(remedies("compile-reduce-overhead")))
     assert search.recompiles(stack) and not search.recompiles(warm)
-    assert search.expected_s(stack) == FIRST_COMPILE_S and search.expected_s(warm) == pytest.approx(0.72 * 5.6)
+    assert search.expected_s(stack) == FIRST_COMPILE_S["cuda"][0] and search.expected_s(warm) == pytest.approx(
+        0.72 * 5.6
+    )
     assert search.spent(stack) and not search.spent(warm)
     search.done.append(CandidateResult("compile+threads=4", "rejected_slower", "", time_s=30.0, setup_s=28.0))
     assert not search.recompiles(stack) and search.expected_s(stack) == 30.0  # that count compiled: as before
@@ -402,7 +404,7 @@ def test_a_compiled_stack_at_a_precision_none_compiled_at_is_estimated_as_a_firs
     search.done += [CandidateResult("compile", "accepted", "", time_s=4.0, setup_s=2.19)]
     bf16, tf32 = Recipe(tuple(remedies("compile", "bf16"))), Recipe(tuple(remedies("tf32", "compile")))
     assert search.recompiles(bf16) and search.recompiles(tf32)
-    assert search.expected_s(bf16) == search.expected_s(tf32) == FIRST_COMPILE_S
+    assert search.expected_s(bf16) == search.expected_s(tf32) == FIRST_COMPILE_S["cpu"][0]
     search.clock.now = 24.0  # 16 s left: not started, where the warm share (0.72 x 4 s) would have been
     assert search.spent(bf16)
     search.done.append(CandidateResult("compile+bf16", "rejected_not_faster", "", time_s=9.0, setup_s=6.46))

@@ -25,12 +25,13 @@ from surrobench.tune.bench import Bench, Handle
 #: hit Inductor's caches): the largest ratio measured (docs/benchmarks/h200-optimize.md, "The budget holds the
 #: fresh processes").
 WARM_COMPILE_FRACTION = 0.72
-#: Seconds a cold torch.compile candidate is expected to take: the slowest first compilation measured
-#: (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"). A compiled candidate at a thread count
-#: none compiled before ran at compiles cold (docs/benchmarks/cpu-optimize.md), and on the CPU one at a new precision
-#: too (bf16 5.8x and 13.8x fp32's first compilation, ibid.); on CUDA precision stacks compiled warm (GAT compile+bf16
-#: 1.0 s setup, U-Net tf32+compile-reduce-overhead 0.49 of the first: h200-optimize.md), so there they are not.
-FIRST_COMPILE_S = 20.6
+#: (Seconds, where) a cold torch.compile candidate is expected to take, by device: the slowest first compilation
+#: measured on an H200 (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes") and on a 2-core
+#: EPYC at 1 thread, a fresh Inductor cache (docs/benchmarks/cpu-optimize.md, "A first compilation on the CPU"). A
+#: compiled candidate at a thread count none compiled before ran at compiles cold (ibid.), and on the CPU one at a new
+#: precision too (bf16 5.8x and 13.8x fp32's first compilation, ibid.); on CUDA precision stacks compiled warm (GAT
+#: compile+bf16 1.0 s setup, U-Net tf32+compile-reduce-overhead 0.49 of the first: h200-optimize.md).
+FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")}
 
 
 @dataclass
@@ -91,17 +92,21 @@ class Trials:
         ran = [state(c.name) for c in self.done if c.time_s and compiles(c.name)]
         return compiles(recipe.name) and bool(ran) and state(recipe.name) not in ran
 
+    def first_compile(self) -> tuple[float, str]:
+        """:data:`FIRST_COMPILE_S` of the bench's device."""
+        return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
+
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
         (0 before one); the first compiled one (cold) left out once there is a second, else counted at
-        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :data:`FIRST_COMPILE_S`
+        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :meth:`first_compile`
         or the first compiled one's time, the longer."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
         if self.recompiles(recipe):
-            return max(FIRST_COMPILE_S, like[0])
+            return max(self.first_compile()[0], like[0])
         if compiled and like:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
