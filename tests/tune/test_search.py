@@ -543,3 +543,31 @@ def test_break_even_calls_only_for_a_candidate_faster_by_the_rule():
     assert verdicts["tf32"] == "rejected_not_faster" and verdicts["channels_last"] == "rejected_slower"
     assert {n for n, v in calls.items() if v is not None} == {n for n in calls if verdicts[n] == "accepted"}
     assert calls["cudagraph"] is not None
+
+
+@pytest.mark.parametrize("free", [None, 4, 1])
+def test_a_thread_count_above_the_free_cores_is_tried_last_and_its_window_cut_at_the_deadline(free):
+    """A thread count above the cores other processes left free spins on cores they hold: 2 threads on a loaded
+    2-core host took 36-48 s of a 40 s budget, before compile could run. It goes after the other singles and its
+    window ends at the deadline (each of its rounds here 20 times the others'); at 4 free cores it keeps its place."""
+    clock = PlantedClock()
+    bench = PlantedBench({"compile": 1.3, "threads=4": 0.5}, rounds=6, clock=clock, slow={"threads=4": 20.0})
+    bench.cores = free
+    search = planted_search(bench, budget_end=6.0)
+    search.singles(remedies("threads=4", "compile"))
+    crowded = free == 1
+    # in its place its 20 s window leaves compile untried (the trial's "not tried: compile (budget of 40 s spent)")
+    assert bench.opened == (["compile", "threads=4"] if crowded else ["threads=4"])
+    assert [n for n, _ in search.not_tried] == ([] if crowded else ["compile"])
+    (threads,) = [c for c in search.done if c.name == "threads=4"]
+    assert ("tried last: 4 threads for 1 free core(s)" in threads.reason) is crowded
+    assert len(search.paired[id(search.timed["threads=4"])]) == (2 if crowded else 6)
+    assert clock.now < 8.0 if crowded else clock.now >= 20.0  # cut: 1 s of compile, 2 of its 6 rounds at 3.3 s
+
+
+def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
+    bench = PlantedBench({"compile": 1.3}, clock=PlantedClock(), free_cores=1)
+    search = planted_search(bench, budget_end=1.5)  # compile's window takes 1 s; 3 more are kept to confirm it
+    search.singles(remedies("threads=4", "compile"))
+    assert bench.opened == ["compile"] and search.not_tried[0][0] == "threads=4"
+    assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 0.5 s")

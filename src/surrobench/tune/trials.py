@@ -136,11 +136,12 @@ class Trials:
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
-    def window(self, handles: Sequence[Handle]) -> None:
-        """One window of ``handles`` with the baseline, recorded in :attr:`paired`; raises what the bench's did."""
+    def window(self, handles: Sequence[Handle], cut: bool = False) -> None:
+        """One window of ``handles`` with the baseline, recorded in :attr:`paired`, ended once :meth:`deadline`
+        passes when :attr:`bounded` or ``cut``; raises what the bench's did."""
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
-        stop = (lambda: self.clock() >= self.budget_end) if self.bounded else None
+        stop = (lambda: self.clock() >= self.deadline()) if self.bounded or cut else None
         self.bench.window(handles, stop)
         self.last_window_s = self.clock() - started
         self.last_rounds = len(baseline.rounds) - first
@@ -155,10 +156,11 @@ class Trials:
         return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
 
     def try_recipe(
-        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
+        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None, cut: bool = False
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
-        ``accepted`` when faster than the one it would replace. Returns (its result, its handle when timed)."""
+        ``accepted`` when faster than the one it would replace; ``cut``: its window ends at the deadline
+        (:meth:`window`). Returns (its result, its handle when timed)."""
         started, bench = self.clock(), self.bench
         try:
             handle = bench.open(recipe)
@@ -169,7 +171,7 @@ class Trials:
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
         if accuracy.ok and not handle.nonfinite:
             try:
-                self.window([current, handle] if current is not None else [handle])
+                self.window([current, handle] if current is not None else [handle], cut)
             except Exception as exc:  # a replay or a later call failed
                 del handle
                 bench.free()
