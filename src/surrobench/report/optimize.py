@@ -19,7 +19,7 @@ from surrobench.execution import remedies
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.serve_tables import rps
-from surrobench.results.optimize import config_from_json, process_speedups
+from surrobench.results.optimize import config_from_json, process_speedups, started_as
 
 SPEEDUP_HEADER = "speedup [95% CI]"
 """A candidate's speedup over the baseline in its own timing window, the interval over that window's rounds
@@ -96,11 +96,11 @@ NOTHING_BECAUSE = {
 }
 
 
-def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench") -> list[str]:
+def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: str | None = None) -> list[str]:
     """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
     (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
-    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``: how
-    the ``run it`` line starts, as :func:`stored_line`'s."""
+    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``,
+    ``db``: how the ``run it`` line starts and its database, as :func:`stored_line`'s."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = entry["recipe"]["speedup"]
@@ -116,7 +116,7 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench") -> l
         speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process}{cut})"
         lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
-            lines.append(f"run it: {program}{entry['recipe']['run_command'].removeprefix('surrobench')}")
+            lines.append(f"run it: {started_as(entry['recipe']['run_command'], program, db)}")
     else:
         because = config_from_json(entry).nothing_because
         lines = [f"recommended: nothing ({NOTHING_BECAUSE[because].format(error=entry['error'])})"]
@@ -206,7 +206,7 @@ def optimize_renderables(
         # a line to paste (code, a command) is never wrapped or cut (printed with ``crop=False``)
         recipe = [
             Text(x, no_wrap=True, overflow="ignore") if x.startswith(("    ", "run it: ")) else rich_escape(x)
-            for x in recipe_lines(entry, doc["verify"], program)
+            for x in recipe_lines(entry, doc["verify"], program, db)
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))
@@ -222,7 +222,7 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         if entry["candidates"]:  # a baseline that could not run has no speedups to explain
             parts.append(speedup_note(doc["rounds"]) + "\n")
-        parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"])) + "\n```\n")
+        parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"], db=db)) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
 
