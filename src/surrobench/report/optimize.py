@@ -51,12 +51,13 @@ def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: st
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
-    """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
+    """The baseline's row and every candidate's but those :func:`off_device` (:func:`off_line`), by column key of
+    :data:`COLUMNS`."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
-    for c in entry["candidates"]:
+    for c in (c for c in entry["candidates"] if c["name"] not in off_device(entry)):
         calls = c["break_even_calls"] if c["verdict"] == "accepted" else None  # an older document has it for any
         cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(calls, ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
@@ -181,6 +182,12 @@ def off_device(entry: dict) -> list[str]:
     return [c["name"] for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] in off]
 
 
+def off_line(entry: dict) -> str:
+    """The candidates :func:`off_device`, named on one line in place of their rows; "" when none."""
+    skipped = off_device(entry)
+    return f"not for {entry['device']} (not timed): {', '.join(skipped)}" if skipped else ""
+
+
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
@@ -194,14 +201,12 @@ def optimize_renderables(
             recipe = [rich_escape(line) for line in recipe_lines(entry, doc["verify"])]
             out.append(Group(title, *recipe))
             continue
-        skipped = off_device(entry)
-        table_rows = [row for row in rows(entry) if row["name"] not in skipped]
+        table_rows = rows(entry)
         titles = (rich_escape(config_title(entry)), None)
         pairs = zip(titles, _TERMINAL_TABLES)
         tables = [_terminal_table(t, cols, table_rows, width, doc["rounds"]) for t, cols in pairs]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
-        if skipped:
-            lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
+        lines += filter(None, [off_line(entry)])
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
         # a line to paste (code, a command) is never wrapped or cut (printed with ``crop=False``)
         recipe = [
@@ -222,6 +227,7 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         if entry["candidates"]:  # a baseline that could not run has no speedups to explain
             parts.append(speedup_note(doc["rounds"]) + "\n")
+        parts += [f"{line}\n" for line in filter(None, [off_line(entry)])]
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"], db=db)) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
