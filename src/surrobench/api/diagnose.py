@@ -559,26 +559,18 @@ def diagnose(
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
         judged = {ev.label for ev in evidence}
         timed = [r.label() for r in record.results if r.status == "ok" and r.label() not in judged]
-        context["evidence_checks"] |= {label: EvidenceCheck(label, ("not_profiled",)).to_json() for label in timed}
+        context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
         return Diagnosis(
-            tuple(findings), context, _title(record, not evidence and bool(timed)), tuple(warnings), record
+            tuple(findings), context, _title(record, bool(timed) and not evidence), tuple(warnings), record
         )
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
+        args = (plan, store, options, thresholds, system, system_pass)
         record, findings, warnings, evidence = diagnose_workload(
-            plan,
-            store,
-            options,
-            thresholds,
-            system,
-            system_pass,
-            command=command,
-            hooks=hooks,
-            measure_s=measure_s,
-            rerun=rerun,
+            *args, command=command, hooks=hooks, measure_s=measure_s, rerun=rerun
         )
     asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
     context = {**workload_context(record, evidence), "measure_s": asked}

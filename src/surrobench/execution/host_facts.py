@@ -40,8 +40,7 @@ def other_cpus(since: tuple[float, float, float] | None) -> float | None:
 
 
 def free_cores_of(usable: int, others: float) -> int:
-    """The cores ``others`` busy CPUs leave of ``usable``, to the nearest (0.03 CPU of others' use leaves a core
-    free), at least 1."""
+    """The cores ``others`` busy CPUs leave of ``usable``: to the nearest (0.03 CPU leaves a core free), at least 1."""
     return max(math.floor(usable - others + 0.5), 1)
 
 
@@ -72,9 +71,8 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
 
 def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | None = None) -> dict:
     """``{"torch_threads", "usable_cpus", "load_1m", "other_cpus", "subnormal_share"}``: torch's intra-op threads,
-    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), the CPUs other processes kept
-    busy on average since the :func:`cpu_times` reading ``since`` (the host's busy time less ours over the wall
-    time; None without both), :func:`subnormal_share` of ``module`` and ``inputs``."""
+    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), :func:`other_cpus` since
+    ``since``, :func:`subnormal_share` of ``module`` and ``inputs``."""
     import torch
 
     from surrobench.execution.env import host_load

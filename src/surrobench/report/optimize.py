@@ -6,8 +6,6 @@ and as a ``surrobench run`` line. Every renderer reads the document, so a stored
 
 from __future__ import annotations
 
-import shlex
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -142,11 +140,8 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
-        pair += f" --db {shlex.quote(db)}" if db else ""
-        text += (
-            f", recipe run {doc['recipe_run_id']}\nbefore/after: {program} compare {pair}"
-            f"\nHTML: {program} report {pair} -o report.html"
-        )
+        compare, html = (started_as(f"surrobench {verb} {pair}", program, db) for verb in ("compare", "report"))
+        text += f", recipe run {doc['recipe_run_id']}\nbefore/after: {compare}\nHTML: {html} -o report.html"
     return text
 
 
