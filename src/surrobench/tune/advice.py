@@ -239,10 +239,8 @@ def measure_findings(
         if not done and label in (cited or {}):  # what optimize measured of it is cited (own_or_optimized)
             named[f"cited from optimization {cited[label].get('optimize_id')}"] = named.pop("not measured")
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
-        late, t = (
-            ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted),
-            result.latency_ms,
-        )
+        late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
+        t = result.latency_ms
         off = f"the timed step's {t.median:.3g} ms [{t.ci95_median[0]:.3g}, {t.ci95_median[1]:.3g}]" if t else ""
         notes.append(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
