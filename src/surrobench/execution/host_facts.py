@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,7 +41,7 @@ def other_cpus(since: tuple[float, float, float] | None) -> float | None:
 
 def free_cores_of(usable: int, others: float) -> int:
     """The cores ``others`` busy CPUs leave of ``usable``: to the nearest (0.03 CPU leaves a core free), at least 1."""
-    return max(int(usable - others + 0.5), 1)  # int: floor where positive, and 1 for the rest
+    return max(math.floor(usable - others + 0.5), 1)
 
 
 def usable_cpus() -> int:

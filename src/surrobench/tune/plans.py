@@ -53,13 +53,24 @@ def optimize_plans(
     optimize_id = new_run_id()
 
     def report(done: list[ConfigOptimization], interrupted: bool) -> OptimizeReport:
-        warnings = sweep_warnings([e.baseline for e in done], request.sweeps[0].request.threads)
-        warnings += forward_warnings([c.result for e in done for c in e.candidates if c.result is not None])
-        warnings += [w for w in (e.drift_warning() for e in done) if w]
-        kw = {"optimize_id": optimize_id, "created": now, "env": env, "tolerance": request.tolerance}
-        kw |= {"budget_s": request.budget_s, "rounds": request.rounds, "baseline_run_id": baseline_run.run_id}
-        kw |= {"recipe_run_id": recipe_run.run_id if recipe_stored else None, "fresh_pairs": request.fresh_pairs}
-        return OptimizeReport(**kw, configs=tuple(done), interrupted=interrupted, warnings=tuple(warnings))
+        return OptimizeReport(
+            optimize_id=optimize_id,
+            created=now,
+            env=env,
+            tolerance=request.tolerance,
+            budget_s=request.budget_s,
+            rounds=request.rounds,
+            baseline_run_id=baseline_run.run_id,
+            recipe_run_id=recipe_run.run_id if recipe_stored else None,
+            configs=tuple(done),
+            fresh_pairs=request.fresh_pairs,
+            interrupted=interrupted,
+            warnings=tuple(
+                sweep_warnings([e.baseline for e in done], request.sweeps[0].request.threads)
+                + forward_warnings([c.result for e in done for c in e.candidates if c.result is not None])
+                + [w for w in (e.drift_warning() for e in done) if w]
+            ),
+        )
 
     def progress(partial: ConfigOptimization | None = None) -> None:
         """The report so far stored as interrupted (a kill loses no verdict); a failed write is left to the config's."""
@@ -153,12 +164,25 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
     sweeps = []
     for r in run.results:
         extra = r.extra
-        kw = {"models": (r.model,), "shapes": tuple(parse_shapes(r.shape_label)), "batches": (r.batch,), "tag": run.tag}
-        kw |= {"precisions": (r.precision,), "modes": (r.mode,), "device": resolve_device(r.device), "warmup": r.warmup}
-        kw |= {"iters": r.iters // extra.get("rounds", 1), "seed": extra.get("seed", 0)}
-        kw |= {"cudnn_benchmark": bool(extra.get("cudnn_benchmark", False)), "input_sets": extra.get("input_sets", 3)}
-        kw |= {"channels_last": bool(extra.get("channels_last", False)), "compile_mode": extra.get("compile_mode")}
-        sweeps.append(SweepRequest(**kw, threads=extra.get("threads")))
+        sweeps.append(
+            SweepRequest(
+                models=(r.model,),
+                shapes=tuple(parse_shapes(r.shape_label)),
+                batches=(r.batch,),
+                precisions=(r.precision,),
+                modes=(r.mode,),
+                device=resolve_device(r.device),
+                warmup=r.warmup,
+                iters=r.iters // extra.get("rounds", 1),
+                seed=extra.get("seed", 0),
+                cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)),
+                input_sets=extra.get("input_sets", 3),
+                tag=run.tag,
+                channels_last=bool(extra.get("channels_last", False)),
+                compile_mode=extra.get("compile_mode"),
+                threads=extra.get("threads"),
+            )
+        )
     return tuple(plan_sweep(sweep) for sweep in dict.fromkeys(sweeps))
 
 
