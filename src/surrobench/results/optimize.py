@@ -353,18 +353,26 @@ def config_from_json(entry: dict) -> ConfigOptimization:
     if pooled is None and entry["recommended"]:
         name = "+".join(entry["recommended"])
         pooled = next((_speedup(c.get("speedup")) for c in entry["candidates"] if c["name"] == name), None)
-    kw = {"baseline": _timing(entry, entry["baseline"], error=entry["error"]), "recipe_speedup": pooled}
-    kw |= {"candidates": tuple(_candidate_from_json(entry, c) for c in entry["candidates"])}
-    kw |= {"recommended": tuple(entry["recommended"]), "recipe_code": tuple(recipe["code"])}
-    kw |= {"run_command": recipe["run_command"], "baseline_command": recipe.get("baseline_command")}
-    kw |= {"not_tried": tuple((t["name"], t["reason"]) for t in entry["not_tried"]), "notes": tuple(entry["notes"])}
-    kw |= {"error": entry["error"], "elapsed_s": entry["elapsed_s"], "cut_short": entry.get("cut_short", False)}
-    windows = tuple(recipe.get("window_speedups", ())) or ((pooled.median,) if pooled else ())
-    kw |= {"recipe_window_speedups": windows, "recipe_process_windows": recipe.get("process_windows", 0)}
-    kw |= {"recipe_process_run_ids": tuple(recipe.get("process_run_ids", ()))}
-    kw |= {"fresh": read(FreshCheck, "fresh"), "head_to_head": read(HeadToHead, "head_to_head")}
     return ConfigOptimization(
-        **kw, unconfirmed=read(Unconfirmed, "unconfirmed"), baseline_drift=read(Speedup, "baseline_drift")
+        baseline=_timing(entry, entry["baseline"], error=entry["error"]),
+        candidates=tuple(_candidate_from_json(entry, c) for c in entry["candidates"]),
+        recommended=tuple(entry["recommended"]),
+        recipe_code=tuple(recipe["code"]),
+        run_command=recipe["run_command"],
+        baseline_command=recipe.get("baseline_command"),
+        not_tried=tuple((t["name"], t["reason"]) for t in entry["not_tried"]),
+        notes=tuple(entry["notes"]),
+        error=entry["error"],
+        elapsed_s=entry["elapsed_s"],
+        fresh=read(FreshCheck, "fresh"),
+        recipe_speedup=pooled,
+        recipe_window_speedups=tuple(recipe.get("window_speedups", ())) or ((pooled.median,) if pooled else ()),
+        recipe_process_windows=recipe.get("process_windows", 0),
+        recipe_process_run_ids=tuple(recipe.get("process_run_ids", ())),
+        cut_short=entry.get("cut_short", False),
+        head_to_head=read(HeadToHead, "head_to_head"),
+        unconfirmed=read(Unconfirmed, "unconfirmed"),
+        baseline_drift=read(Speedup, "baseline_drift"),
     )
 
 

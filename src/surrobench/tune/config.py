@@ -111,19 +111,29 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     processes = search.processes if variant else None  # an unconfirmed recipe's processes are in its note only
     search.timed.clear()
     elapsed_s = time.monotonic() - started
-    fresh = (
-        (config_to_json(cfg), config_to_json(recipe.apply(cfg))) if request.rebuildable and recipe.remedies else None
+    return ConfigOptimization(
+        baseline=base_result,
+        candidates=candidates,
+        recommended=tuple(recipe.names),
+        recipe_result=recipe_result,
+        recipe_code=tuple(recipe.code()),
+        run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=_command_for(request, cfg),
+        fresh_configs=(config_to_json(cfg), config_to_json(recipe.apply(cfg)))
+        if request.rebuildable and recipe.remedies
+        else None,
+        not_tried=tuple(search.not_tried),
+        notes=(*notes, *_overrun_note(search, elapsed_s, profiled_s)),
+        elapsed_s=elapsed_s,
+        recipe_speedup=search.recipe_speedup,
+        recipe_window_speedups=search.window_speedups,
+        recipe_process_windows=processes.windows if processes else 0,
+        recipe_process_run_ids=processes.run_ids if processes else (),
+        head_to_head=search.head_to_head,
+        unconfirmed=search.unconfirmed,
+        baseline_drift=_baseline_drift(baseline.samples_ms(), processes),
+        cut_short=cut,
     )
-    kw = {"baseline": base_result, "candidates": candidates, "recommended": tuple(recipe.names)}
-    kw |= {"recipe_result": recipe_result, "recipe_code": tuple(recipe.code()), "fresh_configs": fresh}
-    kw |= {"run_command": _command_for(request, recipe.apply(cfg)) if recipe.remedies else None}
-    kw |= {"baseline_command": _command_for(request, cfg), "not_tried": tuple(search.not_tried)}
-    kw |= {"notes": (*notes, *_overrun_note(search, elapsed_s, profiled_s)), "elapsed_s": elapsed_s}
-    kw |= {"recipe_speedup": search.recipe_speedup, "recipe_window_speedups": search.window_speedups}
-    kw |= {"recipe_process_windows": processes.windows if processes else 0}
-    kw |= {"recipe_process_run_ids": processes.run_ids if processes else ()}
-    kw |= {"head_to_head": search.head_to_head, "unconfirmed": search.unconfirmed, "cut_short": cut}
-    return ConfigOptimization(**kw, baseline_drift=_baseline_drift(baseline.samples_ms(), processes))
 
 
 def _baseline_drift(in_process: list[list[float]], processes: ProcessWindows | None) -> Speedup | None:
