@@ -233,25 +233,41 @@ class ConfigOptimization:
         return next((c for c in self.candidates if c.name == name and c.verdict == "accepted"), None)
 
     def to_json(self) -> dict:
-        b, setup, sp = self.baseline, self.baseline.cold_start_ms, self.recipe_speedup
-        d = {"model": b.model, "input_shape": list(b.input_shape), "inputs": inputs_json(b.inputs), "batch": b.batch}
-        d |= {"precision": b.precision, "device": b.device, "mode": b.mode}
-        d |= {"settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra}, "label": b.label()}
-        d |= {"error": self.error}
-        d |= {"baseline": {**_timing_json(b), "setup_s": setup / 1e3 if setup is not None else None}}
-        d |= {"candidates": [c.to_json() for c in self.candidates], "recommended": list(self.recommended)}
-        recipe = {"code": list(self.recipe_code), "run_command": self.run_command}
-        recipe |= {"baseline_command": self.baseline_command}
-        recipe |= {"speedup": sp.to_json() if sp else None, "windows": self.recipe_windows}
-        recipe |= {"window_speedups": list(self.recipe_window_speedups), "process_windows": self.recipe_process_windows}
-        recipe |= {"process_run_ids": list(self.recipe_process_run_ids)}
-        d["recipe"] = recipe | {"process_speedups": list(self.recipe_process_speedups)}
-        d |= {"head_to_head": self.head_to_head.to_json() if self.head_to_head else None}
-        d |= {"not_tried": [{"name": n, "reason": r} for n, r in self.not_tried], "notes": list(self.notes)}
-        d |= {"elapsed_s": self.elapsed_s, "cut_short": self.cut_short}
-        d |= {"fresh": self.fresh.to_json() if self.fresh else None}
-        d |= {"unconfirmed": self.unconfirmed.to_json() if self.unconfirmed else None}
-        return d | {"baseline_drift": self.baseline_drift.to_json() if self.baseline_drift else None}
+        b = self.baseline
+        return {
+            "model": b.model,
+            "input_shape": list(b.input_shape),
+            "inputs": inputs_json(b.inputs),
+            "batch": b.batch,
+            "precision": b.precision,
+            "device": b.device,
+            "mode": b.mode,
+            "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
+            "label": b.label(),
+            "error": self.error,
+            "baseline": {**_timing_json(b), "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
+            "candidates": [c.to_json() for c in self.candidates],
+            "recommended": list(self.recommended),
+            "recipe": {
+                "code": list(self.recipe_code),
+                "run_command": self.run_command,
+                "baseline_command": self.baseline_command,
+                "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
+                "windows": self.recipe_windows,
+                "window_speedups": list(self.recipe_window_speedups),
+                "process_windows": self.recipe_process_windows,
+                "process_run_ids": list(self.recipe_process_run_ids),
+                "process_speedups": list(self.recipe_process_speedups),
+            },
+            "head_to_head": self.head_to_head.to_json() if self.head_to_head else None,
+            "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
+            "notes": list(self.notes),
+            "elapsed_s": self.elapsed_s,
+            "cut_short": self.cut_short,
+            "fresh": self.fresh.to_json() if self.fresh else None,
+            "unconfirmed": self.unconfirmed.to_json() if self.unconfirmed else None,
+            "baseline_drift": self.baseline_drift.to_json() if self.baseline_drift else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -276,11 +292,21 @@ class OptimizeReport:
 
     def to_json(self) -> dict:
         """The whole report as ``surrobench/optimize-v3`` (:data:`surrobench.records.schemas.OPTIMIZE`)."""
-        d = {"schema": schemas.OPTIMIZE, "optimize_id": self.optimize_id, "created": self.created}
-        d |= {"baseline_run_id": self.baseline_run_id, "recipe_run_id": self.recipe_run_id, "tolerance": self.tolerance}
-        d |= {"budget_s": self.budget_s, "rounds": self.rounds, "verify": self.fresh_pairs}
-        d |= {"interrupted": self.interrupted, "warnings": list(self.warnings), "env": self.env}
-        return d | {"configs": [c.to_json() for c in self.configs]}
+        return {
+            "schema": schemas.OPTIMIZE,
+            "optimize_id": self.optimize_id,
+            "created": self.created,
+            "baseline_run_id": self.baseline_run_id,
+            "recipe_run_id": self.recipe_run_id,
+            "tolerance": self.tolerance,
+            "budget_s": self.budget_s,
+            "rounds": self.rounds,
+            "verify": self.fresh_pairs,
+            "interrupted": self.interrupted,
+            "warnings": list(self.warnings),
+            "env": self.env,
+            "configs": [c.to_json() for c in self.configs],
+        }
 
     @classmethod
     def from_json(cls, doc: dict) -> OptimizeReport:
