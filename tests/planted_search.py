@@ -52,6 +52,7 @@ class PlantedBench:
             times the slowness of its slowest handle (``slow``: recipe name -> factor, 1 unless told).
         reserve_s: the fresh processes' share of the budget for a recipe of a given setup (ms -> s).
         setup_ms: recipe name -> its setup, ms (1 ms unless told).
+        free_cores: the CPU cores other processes left free (None: unread).
     """
 
     def __init__(
@@ -70,11 +71,12 @@ class PlantedBench:
         reserve_s: Callable[[float], float] = lambda setup_ms: 0.0,
         setup_ms: dict[str, float] | None = None,
         slow: dict[str, float] | None = None,
+        free_cores: int | None = None,
     ) -> None:
         self.speedups, self.rounds, self.calls = speedups, rounds, calls
         self.inaccurate, self.broken, self._infeasible = inaccurate, broken, infeasible or {}
         self.fail, self._crowded, self.clock, self.window_s = fail or {}, crowded, clock, window_s
-        self.reserve_s, self.setup_ms, self.slow = reserve_s, setup_ms or {}, slow or {}
+        self.reserve_s, self.setup_ms, self.slow, self.cores = reserve_s, setup_ms or {}, slow or {}, free_cores
         self.baseline = PlantedHandle("baseline")
         self.windows: list[list[str]] = []  # the handles of each window that finished, by name
         self.opened: list[str] = []
@@ -118,6 +120,9 @@ class PlantedBench:
         for h in (self.baseline, *handles):
             self._seen[id(h)] = self._seen.get(id(h), 0) + 1
         self.windows.append([h.name for h in handles])
+
+    def free_cores(self) -> int | None:
+        return self.cores
 
     def round_s(self) -> float:
         return self.window_s / (2 * self.rounds)

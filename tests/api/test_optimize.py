@@ -88,13 +88,19 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         # the diagnosis of the same workload finds this optimization by its config
         measured = measured_for(store, base.results)
         assert list(measured) == [base.results[0].label()] and measured[base.results[0].label()]["recommended"]
-        # diagnosing the stored baseline (timed, not profiled) says so, and what optimize measured for it
-        from surrobench.analysis.thresholds import load_thresholds
-        from surrobench.api.diagnose import diagnose_stored
+        assert measured_for(store, recipe.results) == {}  # the recipe run has the recipe: nothing to advise it
+    # diagnosing a stored run (timed, not profiled) cannot judge it, and says what optimize measured for the baseline
+    from surrobench.api.diagnose import diagnose
 
-        _, findings, notes, _ = diagnose_stored(report.baseline_run_id, store, load_thresholds(None))
-        assert findings == [] and any("no op table stored" in n for n in notes)
-        assert any("surrobench optimize measured threads=1" in n and "--threads 1" in n for n in notes)
+    program = ".venv/bin/surrobench"  # as the CLI was invoked: its `run it` line starts so, the --db it was given
+    base_dx, recipe_dx = (
+        diagnose(run=i, db=db, program=program) for i in (report.baseline_run_id, report.recipe_run_id)
+    )
+    for dx in (base_dx, recipe_dx):
+        assert dx.findings == () and [c["problems"] for c in dx.cannot_judge] == [["not_profiled"]]
+    (line,) = [n for n in base_dx.warnings if "surrobench optimize measured threads=1" in n]
+    assert f"; run it: {program} run --model " in line and "--threads 1" in line and line.endswith(f" --db {db}")
+    assert not any("optimize measured" in n for n in recipe_dx.warnings)
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
     # the recipe's speedup pools its own pairing, the stacks it parented and the confirmation window; the
     # stored pair covers the same rounds
@@ -143,6 +149,7 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
             optimize_plans(_request(model_spec, ("threads=1",)), store)
         report = cut.value.partial
         assert report.interrupted and store.run_state(report.recipe_run_id) == "interrupted"
+        assert str(cut.value).endswith(f"(baseline run {report.baseline_run_id}, recipe run {report.recipe_run_id})")
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
     (entry,) = report.configs
     assert entry.recommended == ("threads=1",) and entry.cut_short and entry.to_json()["cut_short"] is True

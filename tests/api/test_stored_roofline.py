@@ -136,6 +136,6 @@ def test_a_run_that_no_config_of_was_profiled_says_its_diagnosis_is_run_level_on
         store.finish_run(record.run_id)
     timed = diagnose(run=record.run_id, db=db)
     assert timed.title == f"diagnosis of run {record.run_id} on Test CPU ({RUN_LEVEL_ONLY})"
-    assert any("no op table stored" in w for w in timed.warnings)
+    assert [c["problems"] for c in timed.cannot_judge] == [["not_profiled"]]  # "cannot judge", not "no findings"
     _planted(db)
     assert RUN_LEVEL_ONLY not in diagnose(run=RUN_ID, db=db).title

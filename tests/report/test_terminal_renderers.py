@@ -87,3 +87,20 @@ def test_a_nonfinite_config_keeps_its_timings_but_shows_no_rate():
     assert result_cells(ok)["samples_per_s"] != "-"
     cells = result_cells(nan)
     assert cells["samples_per_s"] == "-" and cells["points_per_s"] == "-" and cells["median"] != "-"
+
+
+def test_a_cpu_trace_shows_no_gpu_columns():
+    """A CPU trace's ranges read 0.000 GPU busy and launched ms: the columns are left out there, kept on a GPU's."""
+    from rich.console import Console
+
+    from surrobench.api.analyze import analyze
+    from surrobench.report.timeline import render_timeline
+    from surrobench.trace import load_trace
+
+    report = analyze(load_trace(Path(__file__).parents[1] / "fixtures" / "traces" / "h200_tiny_mlp_b1.json.gz"))
+    assert report.ranges and report.status == "ok"
+    for status, shown in (("ok", True), ("cpu_only", False)):
+        console = Console(width=160, record=True, file=io.StringIO())
+        console.print(render_timeline(replace(report, status=status)))
+        text = console.export_text()
+        assert "User / NVTX ranges" in text and ("GPU busy ms" in text) is shown

@@ -385,7 +385,9 @@ def test_a_compiled_stack_at_a_thread_count_none_compiled_at_is_estimated_as_a_f
     search.clock.now = 24.0
     stack, warm = Recipe(tuple(remedies("compile", "threads=4"))), Recipe(tuple(remedies("compile-reduce-overhead")))
     assert search.recompiles(stack) and not search.recompiles(warm)
-    assert search.expected_s(stack) == FIRST_COMPILE_S and search.expected_s(warm) == pytest.approx(0.72 * 5.6)
+    assert search.expected_s(stack) == FIRST_COMPILE_S["cuda"][0] and search.expected_s(warm) == pytest.approx(
+        0.72 * 5.6
+    )
     assert search.spent(stack) and not search.spent(warm)
     search.done.append(CandidateResult("compile+threads=4", "rejected_slower", "", time_s=30.0, setup_s=28.0))
     assert not search.recompiles(stack) and search.expected_s(stack) == 30.0  # that count compiled: as before
@@ -402,7 +404,7 @@ def test_a_compiled_stack_at_a_precision_none_compiled_at_is_estimated_as_a_firs
     search.done += [CandidateResult("compile", "accepted", "", time_s=4.0, setup_s=2.19)]
     bf16, tf32 = Recipe(tuple(remedies("compile", "bf16"))), Recipe(tuple(remedies("tf32", "compile")))
     assert search.recompiles(bf16) and search.recompiles(tf32)
-    assert search.expected_s(bf16) == search.expected_s(tf32) == FIRST_COMPILE_S
+    assert search.expected_s(bf16) == search.expected_s(tf32) == FIRST_COMPILE_S["cpu"][0]
     search.clock.now = 24.0  # 16 s left: not started, where the warm share (0.72 x 4 s) would have been
     assert search.spent(bf16)
     search.done.append(CandidateResult("compile+bf16", "rejected_not_faster", "", time_s=9.0, setup_s=6.46))
@@ -541,3 +543,31 @@ def test_break_even_calls_only_for_a_candidate_faster_by_the_rule():
     assert verdicts["tf32"] == "rejected_not_faster" and verdicts["channels_last"] == "rejected_slower"
     assert {n for n, v in calls.items() if v is not None} == {n for n in calls if verdicts[n] == "accepted"}
     assert calls["cudagraph"] is not None
+
+
+@pytest.mark.parametrize("free", [None, 4, 1])
+def test_a_thread_count_above_the_free_cores_is_tried_last_and_its_window_cut_at_the_deadline(free):
+    """A thread count above the cores other processes left free spins on cores they hold: 2 threads on a loaded
+    2-core host took 36-48 s of a 40 s budget, before compile could run. It goes after the other singles and its
+    window ends at the deadline (each of its rounds here 20 times the others'); at 4 free cores it keeps its place."""
+    clock = PlantedClock()
+    bench = PlantedBench({"compile": 1.3, "threads=4": 0.5}, rounds=6, clock=clock, slow={"threads=4": 20.0})
+    bench.cores = free
+    search = planted_search(bench, budget_end=6.0)
+    search.singles(remedies("threads=4", "compile"))
+    crowded = free == 1
+    # in its place its 20 s window leaves compile untried (the trial's "not tried: compile (budget of 40 s spent)")
+    assert bench.opened == (["compile", "threads=4"] if crowded else ["threads=4"])
+    assert [n for n, _ in search.not_tried] == ([] if crowded else ["compile"])
+    (threads,) = [c for c in search.done if c.name == "threads=4"]
+    assert ("tried last: 4 threads for 1 free core(s)" in threads.reason) is crowded
+    assert len(search.paired[id(search.timed["threads=4"])]) == (2 if crowded else 6)
+    assert clock.now < 8.0 if crowded else clock.now >= 20.0  # cut: 1 s of compile, 2 of its 6 rounds at 3.3 s
+
+
+def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
+    bench = PlantedBench({"compile": 1.3}, clock=PlantedClock(), free_cores=1)
+    search = planted_search(bench, budget_end=1.5)  # compile's window takes 1 s; 3 more are kept to confirm it
+    search.singles(remedies("threads=4", "compile"))
+    assert bench.opened == ["compile"] and search.not_tried[0][0] == "threads=4"
+    assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 0.5 s")

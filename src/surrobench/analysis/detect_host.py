@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
+from surrobench.execution.host_facts import free_cores_of
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
 #: Cost of one minor page fault, µs, a lower bound (4.9-9 µs measured: docs/benchmarks/cpu-perf.md, "Page faults").
@@ -50,8 +49,9 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def free_cores(ev: ConfigEvidence) -> tuple[int, int, int, float, str] | None:
     """(torch threads, usable CPUs, cores free: those less the CPUs other processes kept busy while the config was
-    timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads), to the nearest,
-    at least 1; those others, what they were read from) of a CPU config; None without its threads or usable CPUs."""
+    timed (``host_facts``'s ``other_cpus``; a record without it: the 1-minute load less our threads), as
+    :func:`~surrobench.execution.host_facts.free_cores_of` counts; those others, their source) of a CPU config;
+    None without its threads or usable CPUs."""
     extra = ev.result.extra if _cpu(ev) else {}
     threads, usable, load, others = (extra.get(k) for k in ("torch_threads", "usable_cpus", "load_1m", "other_cpus"))
     if not threads or not usable:
@@ -59,8 +59,7 @@ def free_cores(ev: ConfigEvidence) -> tuple[int, int, int, float, str] | None:
     what = "CPUs other processes kept busy while it was timed"
     if others is None:  # a record without the reading
         what, others = "1-minute load less ours", max(load - threads, 0.0) if load is not None else 0.0
-    free = max(math.floor(usable - others + 0.5), 1)  # nearest: 0.03 CPU of others' use leaves a core free
-    return threads, usable, free, others, what
+    return threads, usable, free_cores_of(usable, others), others, what
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
-from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
+from surrobench.analysis.evidence_checks import EvidenceCheck, cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
 from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
@@ -179,6 +179,7 @@ def diagnose_workload(
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
     measure_s: float | None = 0.0,
+    rerun: tuple[str, str | None] = ("surrobench", None),
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Time, profile and diagnose every config of ``plan``, each read as soon as it is profiled; returns the run,
     ranked findings, warnings and each config's evidence. ``measure_s`` as :func:`diagnose` (None: the call ending
@@ -288,7 +289,7 @@ def diagnose_workload(
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings, store) from None
-    warnings += measured_lines(findings, optimized)  # a config no finding names: what optimize measured for it
+    warnings += measured_lines(findings, optimized, rerun)  # a config no finding names: what optimize measured for it
     return _noted(store, record, warnings), findings, warnings, evidence
 
 
@@ -333,7 +334,7 @@ def _findings(
 
 
 def diagnose_stored(
-    run_id: str, store: ResultStore, th: Thresholds
+    run_id: str, store: ResultStore, th: Thresholds, rerun: tuple[str, str | None] = ("surrobench", None)
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Diagnose a stored run from its op tables and the traces that still exist; returns as :func:`diagnose_workload`.
     Stored rooflines, counters, measured remedies and warnings are read as that run read them, so the findings are
@@ -344,12 +345,7 @@ def diagnose_stored(
     for result in record.results:
         config_id = result.config_id
         table = load_op_table(store, config_id)
-        if result.status == "ok" and table is None:
-            warnings.append(
-                f"{result.label()}: no op table stored (the run was timed, not profiled, as run's and optimize's "
-                "are): nothing to diagnose it from; diagnose its workload options to profile it"
-            )
-        if result.status != "ok" or table is None:
+        if result.status != "ok" or table is None:  # timed, not profiled: "cannot judge" (api.diagnose)
             continue
         label = result.label()
         trace = op_profile_trace(store, config_id)
@@ -378,7 +374,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured)
+    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 
@@ -488,6 +484,7 @@ def diagnose(
     counters: bool = False,
     measure_s: float | None = None,
     command: str | None = None,
+    program: str = "surrobench",
     hooks: Hooks = NO_HOOKS,
     workers: int | None = None,
     dask_scheduler: str | None = None,
@@ -505,7 +502,8 @@ def diagnose(
     kernels under Nsight Compute, whose findings replace the estimated ones. ``measure_s``: for a ``model``, seconds
     per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`), each action then carrying
     its :class:`~surrobench.records.findings.MeasuredRemedy`, the findings ordered by measured saving; 0: estimates
-    only; None: :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
+    only; None: :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline. ``program``: how the ``run it``
+    lines of what optimize measured start (``db`` added when given).
 
     Raises:
         UsageError: not exactly one of model / trace / run, bad ``thresholds``
@@ -551,22 +549,28 @@ def diagnose(
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
         return Diagnosis(tuple(findings), context, _title(run, run_level_only=True), tuple(warnings), run)
     run = run.run_id if isinstance(run, RunRecord) else run
+    rerun = (program, None if db is None or Path(db) == Path(DEFAULT_DB) else str(db))  # the default: not named
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
-            record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
+            record, findings, warnings, evidence = diagnose_stored(run, store, thresholds, rerun)
             if not record.results:
                 served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
-        timed_only = not evidence and any(r.status == "ok" for r in record.results)
-        return Diagnosis(tuple(findings), context, _title(record, timed_only), tuple(warnings), record)
+        judged = {ev.label for ev in evidence}
+        timed = [r.label() for r in record.results if r.status == "ok" and r.label() not in judged]
+        context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
+        return Diagnosis(
+            tuple(findings), context, _title(record, bool(timed) and not evidence), tuple(warnings), record
+        )
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
+        args = (plan, store, options, thresholds, system, system_pass)
         record, findings, warnings, evidence = diagnose_workload(
-            plan, store, options, thresholds, system, system_pass, command=command, hooks=hooks, measure_s=measure_s
+            *args, command=command, hooks=hooks, measure_s=measure_s, rerun=rerun
         )
     asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
     context = {**workload_context(record, evidence), "measure_s": asked}

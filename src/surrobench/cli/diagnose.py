@@ -14,7 +14,7 @@ from surrobench.cli.app import app
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
 from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt, command_line
-from surrobench.cli.options import given_options
+from surrobench.cli.options import given_options, invoked_as
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.timeline import cross_rank_rich
@@ -104,6 +104,7 @@ def diagnose(
             profile_options=options,
             measure_s=measure_s,
             command=command_line(),
+            program=invoked_as(),
             hooks=hooks,
             workers=workers,
             dask_scheduler=dask_scheduler,

@@ -20,9 +20,9 @@ RunOpt = typer.Option(
 BudgetOpt = typer.Option(
     DEFAULT_BUDGET_S,
     "--budget-s",
-    help="Seconds per config for the search and the recipe's --processes: the search stops early enough for one "
-    "pair (keeping at most a quarter of the budget for it), and a further pair runs only if the rest fits it; a "
-    "first compilation cannot be estimated and may run past it (a note says so). --verify comes after it.",
+    help="Seconds per config for the search and the recipe's --processes: the search keeps time for one pair (at "
+    "most a quarter of the budget) while it fits after the recipe's confirmation windows; a pair the budget left "
+    "would not fit is skipped, and a first compilation may run past it (notes say so). --verify comes after it.",
 )
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."

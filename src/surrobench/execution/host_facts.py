@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +28,20 @@ def cpu_times() -> tuple[float, float, float] | None:
         return None
     own = os.times()
     return own.elapsed, (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+
+def other_cpus(since: tuple[float, float, float] | None) -> float | None:
+    """The CPUs other processes kept busy on average since the :func:`cpu_times` reading ``since`` (the host's busy
+    time less ours over the wall time); None without both readings."""
+    now = cpu_times()
+    if since is None or now is None or now[0] <= since[0]:
+        return None
+    return max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
+
+
+def free_cores_of(usable: int, others: float) -> int:
+    """The cores ``others`` busy CPUs leave of ``usable``: to the nearest (0.03 CPU leaves a core free), at least 1."""
+    return max(math.floor(usable - others + 0.5), 1)
 
 
 def usable_cpus() -> int:
@@ -56,15 +71,11 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
 
 def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | None = None) -> dict:
     """``{"torch_threads", "usable_cpus", "load_1m", "other_cpus", "subnormal_share"}``: torch's intra-op threads,
-    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), the CPUs other processes kept
-    busy on average since the :func:`cpu_times` reading ``since`` (the host's busy time less ours over the wall
-    time; None without both), :func:`subnormal_share` of ``module`` and ``inputs``."""
+    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), :func:`other_cpus` since
+    ``since``, :func:`subnormal_share` of ``module`` and ``inputs``."""
     import torch
 
     from surrobench.execution.env import host_load
 
-    now, others = cpu_times(), None
-    if since is not None and now is not None and now[0] > since[0]:
-        others = max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
     facts = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
-    return {**facts, "other_cpus": others, "subnormal_share": subnormal_share(module, inputs)}
+    return {**facts, "other_cpus": other_cpus(since), "subnormal_share": subnormal_share(module, inputs)}

@@ -218,6 +218,7 @@ def _optimize_section(doc: dict) -> str:
             _table(
                 [t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)), left=left
             ),
+            f"<p>{escape(opt.off_line(entry))}</p>" if opt.off_line(entry) else "",
             f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>",
         ]
     return "\n".join(p for p in parts if p)

@@ -6,8 +6,6 @@ and as a ``surrobench run`` line. Every renderer reads the document, so a stored
 
 from __future__ import annotations
 
-import shlex
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -19,7 +17,7 @@ from surrobench.execution import remedies
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.serve_tables import rps
-from surrobench.results.optimize import config_from_json, process_speedups
+from surrobench.results.optimize import config_from_json, process_speedups, started_as
 
 SPEEDUP_HEADER = "speedup [95% CI]"
 """A candidate's speedup over the baseline in its own timing window, the interval over that window's rounds
@@ -51,12 +49,13 @@ def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: st
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
-    """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
+    """The baseline's row and every candidate's but those :func:`off_device` (:func:`off_line`), by column key of
+    :data:`COLUMNS`."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
-    for c in entry["candidates"]:
+    for c in (c for c in entry["candidates"] if c["name"] not in off_device(entry)):
         calls = c["break_even_calls"] if c["verdict"] == "accepted" else None  # an older document has it for any
         cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(calls, ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
@@ -96,11 +95,11 @@ NOTHING_BECAUSE = {
 }
 
 
-def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench") -> list[str]:
+def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: str | None = None) -> list[str]:
     """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
     (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
-    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``: how
-    the ``run it`` line starts, as :func:`stored_line`'s."""
+    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``,
+    ``db``: how the ``run it`` line starts and its database, as :func:`stored_line`'s."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = entry["recipe"]["speedup"]
@@ -116,7 +115,7 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench") -> l
         speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process}{cut})"
         lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
-            lines.append(f"run it: {program}{entry['recipe']['run_command'].removeprefix('surrobench')}")
+            lines.append(f"run it: {started_as(entry['recipe']['run_command'], program, db)}")
     else:
         because = config_from_json(entry).nothing_because
         lines = [f"recommended: nothing ({NOTHING_BECAUSE[because].format(error=entry['error'])})"]
@@ -141,11 +140,8 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
-        pair += f" --db {shlex.quote(db)}" if db else ""
-        text += (
-            f", recipe run {doc['recipe_run_id']}\nbefore/after: {program} compare {pair}"
-            f"\nHTML: {program} report {pair} -o report.html"
-        )
+        compare, html = (started_as(f"surrobench {verb} {pair}", program, db) for verb in ("compare", "report"))
+        text += f", recipe run {doc['recipe_run_id']}\nbefore/after: {compare}\nHTML: {html} -o report.html"
     return text
 
 
@@ -181,6 +177,12 @@ def off_device(entry: dict) -> list[str]:
     return [c["name"] for c in entry["candidates"] if c["verdict"] == "infeasible" and c["name"] in off]
 
 
+def off_line(entry: dict) -> str:
+    """The candidates :func:`off_device`, named on one line in place of their rows; "" when none."""
+    skipped = off_device(entry)
+    return f"not for {entry['device']} (not timed): {', '.join(skipped)}" if skipped else ""
+
+
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
@@ -194,19 +196,17 @@ def optimize_renderables(
             recipe = [rich_escape(line) for line in recipe_lines(entry, doc["verify"])]
             out.append(Group(title, *recipe))
             continue
-        skipped = off_device(entry)
-        table_rows = [row for row in rows(entry) if row["name"] not in skipped]
+        table_rows = rows(entry)
         titles = (rich_escape(config_title(entry)), None)
         pairs = zip(titles, _TERMINAL_TABLES)
         tables = [_terminal_table(t, cols, table_rows, width, doc["rounds"]) for t, cols in pairs]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
-        if skipped:
-            lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
+        lines += filter(None, [off_line(entry)])
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
         # a line to paste (code, a command) is never wrapped or cut (printed with ``crop=False``)
         recipe = [
             Text(x, no_wrap=True, overflow="ignore") if x.startswith(("    ", "run it: ")) else rich_escape(x)
-            for x in recipe_lines(entry, doc["verify"], program)
+            for x in recipe_lines(entry, doc["verify"], program, db)
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))
@@ -222,7 +222,8 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         if entry["candidates"]:  # a baseline that could not run has no speedups to explain
             parts.append(speedup_note(doc["rounds"]) + "\n")
-        parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"])) + "\n```\n")
+        parts += [f"{line}\n" for line in filter(None, [off_line(entry)])]
+        parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"], db=db)) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
 

@@ -37,7 +37,7 @@ def render_timeline(report: TimelineReport) -> Group:
     parts: list = [f"[bold]{report.source}[/] trace, ranks {list(report.ranks)}: status [bold]{report.status}[/]"]
     if report.message:
         parts.append(f"[yellow]{report.message}[/]")
-    if report.status == "ok":  # no GPU activity (empty, CPU-only, no durations): no empty GPU tables
+    if gpu := report.status == "ok":  # no GPU activity (empty, CPU-only, no durations): no empty GPU tables
         repaired = " [yellow](trace read with events dropped or repaired: see the warnings)[/]"
         header = ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms")
         rows = [
@@ -47,7 +47,7 @@ def render_timeline(report: TimelineReport) -> Group:
         ]
         title = "GPU busy over the profiled window" + (repaired if report.repaired else "")
         parts.append(plain_table(header, rows, title=title, right=True))
-    if report.steps and report.status == "ok":
+    if report.steps and gpu:
         header = ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy")
         rows = [
             [str(s.rank), str(s.step), *_ms(s.dur_ms, s.gpu_busy_ms, s.gpu_time_ms), f"{s.busy_share:.1%}"]
@@ -56,10 +56,10 @@ def render_timeline(report: TimelineReport) -> Group:
         parts.append(plain_table(header, rows, title="Per profiled step", right=True))
         if len(report.steps) > MAX_STEP_ROWS:
             parts.append(f"... and {len(report.steps) - MAX_STEP_ROWS} more steps (--json lists every step)")
-    if report.ranges:
-        header = ("range", "count", "host ms", "share", "GPU busy ms", "GPU launched ms")
+    if report.ranges:  # the GPU columns only where there was GPU activity (a CPU trace's would read 0.000)
+        header = ("range", "count", "host ms", "share") + ("GPU busy ms", "GPU launched ms") * gpu
         rows = [
-            [_short(r.name), str(r.count), *_ms(r.dur_ms), f"{r.share:.1%}", *_ms(r.gpu_busy_ms, r.gpu_time_ms)]
+            [_short(r.name), str(r.count), *_ms(r.dur_ms), f"{r.share:.1%}"] + _ms(r.gpu_busy_ms, r.gpu_time_ms) * gpu
             for r in report.ranges
         ]
         parts.append(plain_table(header, rows, title="User / NVTX ranges", right=header[1:]))

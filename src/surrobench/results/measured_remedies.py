@@ -16,7 +16,7 @@ from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
-from surrobench.results.optimize import CandidateResult, config_from_json
+from surrobench.results.optimize import CandidateResult, config_from_json, started_as
 
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
@@ -138,9 +138,10 @@ def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = N
     return tuple(kept) or action
 
 
-def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict]) -> list[str]:
+def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], rerun=("surrobench", None)) -> list[str]:
     """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`cite_measured`'s) that no
-    finding names: its recipe and pooled speedup, or that nothing won."""
+    finding names: its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run it``
+    line (:func:`~surrobench.results.optimize.started_as`)."""
     lines, cited = [], {f.config for f in findings}
     for label, entry in ((k, v) for k, v in measured.items() if k not in cited):
         if not entry["recommended"]:
@@ -149,7 +150,10 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict]) ->
             )
             continue
         sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
-        speed, run_it = f" {speedup_text(sp)}" if sp else "", f"; run it: {command}" if command else ""
+        speed, run_it = (
+            f" {speedup_text(sp)}" if sp else "",
+            f"; run it: {started_as(command, *rerun)}" if command else "",
+        )
         lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
     return lines
 

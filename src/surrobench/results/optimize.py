@@ -22,6 +22,7 @@ Ctrl-C ended the check (the processes that finished are stored and listed).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,12 @@ from surrobench.records.run import ConfigResult, identity_from_json
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
 from surrobench.records.paired import Speedup, PairedSamples
+
+
+def started_as(command: str, program: str = "surrobench", db: str | None = None) -> str:
+    """A stored ``surrobench ...`` ``command`` started as ``program`` (``.venv/bin/surrobench``), with ``--db`` when
+    ``db`` is given (the database the command's run goes to)."""
+    return program + command.removeprefix("surrobench") + (f" --db {shlex.quote(db)}" if db else "")
 
 
 @dataclass(frozen=True)

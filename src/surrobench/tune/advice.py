@@ -32,7 +32,7 @@ from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
 from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
-from surrobench.tune.trials import FIRST_COMPILE_S, Trials
+from surrobench.tune.trials import Trials
 
 #: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
 #: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
@@ -136,12 +136,13 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
-    """Why ``recipe`` waits: the first compiled candidate, with less than :data:`FIRST_COMPILE_S` left; else ""."""
+    """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation on its device left
+    (:meth:`Trials.first_compile`); else ""."""
     first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
-    if not first or trials.clock() + FIRST_COMPILE_S <= trials.budget_end:
+    (need, where), left = trials.first_compile(), max(trials.budget_end - trials.clock(), 0.0)
+    if not first or need <= left:
         return ""
-    left = max(trials.budget_end - trials.clock(), 0.0)
-    return f"a first compilation took up to {FIRST_COMPILE_S:g} s on an H200, none ran here; {left:.0f} s left"
+    return f"a first compilation took up to {need:g} s on {where}, none ran here; {left:.0f} s left"
 
 
 def measure_config(
@@ -238,7 +239,8 @@ def measure_findings(
         if not done and label in (cited or {}):  # what optimize measured of it is cited (own_or_optimized)
             named[f"cited from optimization {cited[label].get('optimize_id')}"] = named.pop("not measured")
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
-        late, t = ", ".join(f"{m.remedy} at {m.baseline_ms:.3g} ms" for m in got if m.drifted), result.latency_ms
+        late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
+        t = result.latency_ms
         off = f"the timed step's {t.median:.3g} ms [{t.ci95_median[0]:.3g}, {t.ci95_median[1]:.3g}]" if t else ""
         notes.append(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"

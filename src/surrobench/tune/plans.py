@@ -13,6 +13,7 @@ from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
+from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import failed_result, planned_label, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
 from surrobench.execution.sweep import resolve_device, sweep_warnings
@@ -139,16 +140,16 @@ def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
     return Interrupted(
         f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
         + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
-        + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id})",
+        + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id}"
+        + (f", recipe run {report.recipe_run_id})" if report.recipe_run_id else ")"),
         report,
     )
 
 
 def _store(store: ResultStore, report: OptimizeReport) -> None:
     """The report next to its runs (replacing the progress stored under its id), and the runs' final state."""
-    state = "interrupted" if report.interrupted else "complete"
     for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
-        store.finish_run(run_id, state)
+        store.finish_run(run_id, "interrupted" if report.interrupted else "complete")
     add_optimization(store, report.to_json())
 
 
@@ -186,8 +187,17 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
-    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were optimized."""
-    found = {
-        r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs) for r in results
-    }
-    return {label: entry for label, entry in found.items() if entry is not None}
+    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were optimized, but
+    not one that runs its recipe already (:func:`_runs_recipe`): never advised what it has."""
+    found = [(r, latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
+    return {r.label(): e for r, e in found if e is not None and not _runs_recipe(r, e["recommended"])}
+
+
+def _runs_recipe(result: ConfigResult, names: list[str]) -> bool:
+    """Whether ``result`` ran every setting of the remedies ``names`` (its mode and precision, the others in its
+    ``extra``); False without a recipe or with a remedy not tried on this host."""
+    known = {r.name: r for r in candidate_remedies(result.device, thorough=True)}
+    if not names or any(n not in known for n in names):
+        return False
+    own = {"mode": result.mode, "precision": result.precision}
+    return all((own[k] if k in own else result.extra.get(k)) == v for n in names for k, v in known[n].settings)

@@ -72,24 +72,36 @@ class Search(Trials):
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
     def singles(self, remedies: list[Remedy]) -> tuple[Singles, Handle | None]:
-        """Every remedy alone. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
+        """Every remedy alone; a thread count above the cores free (:meth:`crowds`) after the others, its window
+        cut at the deadline. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
         out: Singles = []
         best, best_speed = None, 0.0
-        for remedy in remedies:
-            reason = self.bench.infeasible(remedy)
-            if reason:
+        crowded = {r.name: why for r in remedies if (why := self.crowds(r))}
+        for remedy in sorted(remedies, key=lambda r: r.name in crowded):  # stable: the others in their order
+            crowd = crowded.get(remedy.name, "")
+            if reason := self.bench.infeasible(remedy):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
                 continue
             if reason := self.spent(Recipe((remedy,))):
-                self.not_tried.append((remedy.name, reason))
+                self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))
                 continue
-            result, handle = self.try_recipe(Recipe((remedy,)))
+            result, handle = self.try_recipe(Recipe((remedy,)), cut=bool(crowd))
+            if crowd and result.speedup is not None:
+                kept = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds"
+                result = replace(result, reason=f"{result.reason}; {crowd}{kept * (self.last_rounds < self.rounds)}")
             out.append((remedy, result))
             self.judged(result)
             if result.verdict == "accepted" and result.speedup.median > best_speed:
                 best, best_speed = handle, result.speedup.median
         return out, best
+
+    def crowds(self, remedy: Remedy) -> str:
+        """Why ``remedy`` is tried last: more threads than the cores other processes left free
+        (:meth:`~surrobench.tune.bench.Bench.free_cores`), spinning on cores others hold; else ""."""
+        threads = dict(remedy.settings).get("threads")
+        free = threads and self.bench.free_cores()
+        return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
 
     def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
         """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival (the fastest timed

@@ -25,12 +25,13 @@ from surrobench.tune.bench import Bench, Handle
 #: hit Inductor's caches): the largest ratio measured (docs/benchmarks/h200-optimize.md, "The budget holds the
 #: fresh processes").
 WARM_COMPILE_FRACTION = 0.72
-#: Seconds a cold torch.compile candidate is expected to take: the slowest first compilation measured
-#: (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes"). A compiled candidate at a thread count
-#: none compiled before ran at compiles cold (docs/benchmarks/cpu-optimize.md), and on the CPU one at a new precision
-#: too (bf16 5.8x and 13.8x fp32's first compilation, ibid.); on CUDA precision stacks compiled warm (GAT compile+bf16
-#: 1.0 s setup, U-Net tf32+compile-reduce-overhead 0.49 of the first: h200-optimize.md), so there they are not.
-FIRST_COMPILE_S = 20.6
+#: (Seconds, where) a cold torch.compile candidate is expected to take, by device: the slowest first compilation
+#: measured on an H200 (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes") and on a 2-core
+#: EPYC at 1 thread, a fresh Inductor cache (docs/benchmarks/cpu-optimize.md, "A first compilation on the CPU"). A
+#: compiled candidate at a thread count none compiled before ran at compiles cold (ibid.), and on the CPU one at a new
+#: precision too (bf16 5.8x and 13.8x fp32's first compilation, ibid.); on CUDA precision stacks compiled warm (GAT
+#: compile+bf16 1.0 s setup, U-Net tf32+compile-reduce-overhead 0.49 of the first: h200-optimize.md).
+FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")}
 
 
 @dataclass
@@ -91,17 +92,21 @@ class Trials:
         ran = [state(c.name) for c in self.done if c.time_s and compiles(c.name)]
         return compiles(recipe.name) and bool(ran) and state(recipe.name) not in ran
 
+    def first_compile(self) -> tuple[float, str]:
+        """:data:`FIRST_COMPILE_S` of the bench's device."""
+        return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
+
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
         (0 before one); the first compiled one (cold) left out once there is a second, else counted at
-        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :data:`FIRST_COMPILE_S`
+        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :meth:`first_compile`
         or the first compiled one's time, the longer."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
         if self.recompiles(recipe):
-            return max(FIRST_COMPILE_S, like[0])
+            return max(self.first_compile()[0], like[0])
         if compiled and like:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
@@ -131,11 +136,12 @@ class Trials:
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
-    def window(self, handles: Sequence[Handle]) -> None:
-        """One window of ``handles`` with the baseline, recorded in :attr:`paired`; raises what the bench's did."""
+    def window(self, handles: Sequence[Handle], cut: bool = False) -> None:
+        """One window of ``handles`` with the baseline, recorded in :attr:`paired`, ended once :meth:`deadline`
+        passes when :attr:`bounded` or ``cut``; raises what the bench's did."""
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
-        stop = (lambda: self.clock() >= self.budget_end) if self.bounded else None
+        stop = (lambda: self.clock() >= self.deadline()) if self.bounded or cut else None
         self.bench.window(handles, stop)
         self.last_window_s = self.clock() - started
         self.last_rounds = len(baseline.rounds) - first
@@ -150,10 +156,11 @@ class Trials:
         return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
 
     def try_recipe(
-        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
+        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None, cut: bool = False
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
-        ``accepted`` when faster than the one it would replace. Returns (its result, its handle when timed)."""
+        ``accepted`` when faster than the one it would replace; ``cut``: its window ends at the deadline
+        (:meth:`window`). Returns (its result, its handle when timed)."""
         started, bench = self.clock(), self.bench
         try:
             handle = bench.open(recipe)
@@ -164,7 +171,7 @@ class Trials:
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
         if accuracy.ok and not handle.nonfinite:
             try:
-                self.window([current, handle] if current is not None else [handle])
+                self.window([current, handle] if current is not None else [handle], cut)
             except Exception as exc:  # a replay or a later call failed
                 del handle
                 bench.free()
