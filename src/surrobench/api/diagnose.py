@@ -568,9 +568,17 @@ def diagnose(
     options = profile_options or ProfileOptions()
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
-        args = (plan, store, options, thresholds, system, system_pass)
         record, findings, warnings, evidence = diagnose_workload(
-            *args, command=command, hooks=hooks, measure_s=measure_s, rerun=rerun
+            plan,
+            store,
+            options,
+            thresholds,
+            system,
+            system_pass,
+            command=command,
+            hooks=hooks,
+            measure_s=measure_s,
+            rerun=rerun,
         )
     asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
     context = {**workload_context(record, evidence), "measure_s": asked}
