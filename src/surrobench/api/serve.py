@@ -282,8 +282,8 @@ def search_notes(
     for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
         name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
         for p in (p for p in r.points if p.target_rps in (c.capacity_rps, c.failing_rps)):
-            lo, hi = p.percentile(0.99).ci95_ms
-            if c.capacity_rps and (lo or 0.0) <= request.target_p99_ms <= (hi or math.inf):
+            if c.capacity_rps and p.p99_holds(request.target_p99_ms):
+                lo, hi = p.percentile(0.99).ci95_ms
                 notes += (
                     f"{name}: the P99 at {p.load()}, {p.p99_ms:.3g} ms, has a 95% interval [{lo or 0.0:.3g}, "
                     f"{hi or math.inf:.3g}] holding the target: the capacity lies within the loads' noise",

@@ -156,6 +156,12 @@ class LoadPoint(schemas.Plain):
     def p99_ms(self) -> float:
         return self.percentile(0.99).value_ms
 
+    def p99_holds(self, target_ms: float) -> bool:
+        """Whether the P99's 95% interval holds ``target_ms`` (a side None is unbounded): pass or fail is then
+        within this load's noise."""
+        lo, hi = self.percentile(0.99).ci95_ms
+        return (lo or 0.0) <= target_ms <= (hi if hi is not None else math.inf)
+
     def load(self) -> str:
         """The load offered, in prose: the asked rate (``20 rps``), ``concurrency 4``, or ``the replay``."""
         name = f"concurrency {self.concurrency}" if self.concurrency else "the replay"
@@ -283,6 +289,20 @@ class PolicyResult(schemas.Plain):
         lower = max((rate for rate, ok in judged if ok), default=0.0)
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
         return (lower, upper) if judged else None
+
+    def noise_bracket(self, target_p99_ms: float) -> tuple[float, float | None]:
+        """The capacity's bracket ``[capacity_rps, failing_rps)`` widened by the loads' noise: an end whose load's
+        P99 interval holds the target (:meth:`LoadPoint.p99_holds`) moves to the nearest rate beyond it whose
+        interval does not: down to the highest such passing rate (0: none), up to the lowest such failing one
+        (None: none). The search's own bracket where neither end is within the noise."""
+        (lo, hi), rated = self.capacity.interval_rps, [p for p in self.points if p.target_rps]
+        noisy = {p.target_rps for p in rated if p.p99_holds(target_p99_ms)}
+        clear = [(p.target_rps, p.passed) for p in rated if p.target_rps not in noisy]
+        if lo in noisy:
+            lo = max((rate for rate, ok in clear if ok and rate < lo), default=0.0)
+        if hi in noisy:
+            hi = min((rate for rate, ok in clear if ok is False and rate > hi), default=None)
+        return lo, hi
 
 
 @dataclass(frozen=True)

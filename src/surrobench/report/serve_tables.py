@@ -194,10 +194,15 @@ def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
-    """NEW / BASE capacity with the interval of the two brackets, and the verdict."""
-    c = pair.capacity
-    lo, hi = c.ratio_interval
-    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}"
+    """NEW / BASE capacity with the interval of the two brackets judged, the verdict, and each side whose capacity
+    lies within its loads' noise with the bracket it was judged by."""
+    c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
+    noise = "".join(
+        f"; {side.upper()}'s capacity lies within its loads' noise, judged as "
+        f"[{a:.1f}, {'open' if b is None else f'{b:.1f}'})"
+        for side, (a, b) in c.noise_rps.items()
+    )
+    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{noise}"
 
 
 def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:

@@ -7,7 +7,7 @@ Two serve runs compared by their capacity at the P99 target, the best policy of 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -58,18 +58,15 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
         raise UsageError(f"results database {store.path!r}: serve run {run_id}: {exc}") from None
 
 
-#: The verdicts of a capacity comparison, NEW against BASE.
-CAPACITY_VERDICTS = ("higher", "lower", "same", "inconclusive")
-
-
 @dataclass(frozen=True)
 class CapacityComparison(schemas.Plain):
     """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`):
     each search's bracket ``(capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`; open where
-    ``failing_rps`` is None); ``ratio`` NEW / BASE (None when BASE's is 0) and ``ratio_interval``
-    ``[new_lo / base_hi, new_hi / base_lo]`` (a side None where a bracket is open or a capacity 0); ``verdict``
-    ``higher`` or ``lower`` when the brackets do not overlap, ``same`` when both are closed and overlap (the
-    searches, at 5% resolution, cannot tell them apart), ``inconclusive`` when they overlap and one is open."""
+    ``failing_rps`` is None); ``noise_rps`` the bracket of each side (``base``, ``new``) whose capacity lies within
+    its loads' noise, widened by :meth:`PolicyResult.noise_bracket` (empty: neither); ``ratio`` NEW / BASE of the
+    capacities (None when BASE's is 0) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the
+    brackets judged (widened where noisy; a side None where a bracket is open or a capacity 0); ``verdict`` by
+    :func:`capacity_verdict` over those brackets."""
 
     base_run_id: str
     new_run_id: str
@@ -81,6 +78,7 @@ class CapacityComparison(schemas.Plain):
     ratio: float | None
     ratio_interval: tuple[float | None, float | None]
     verdict: str
+    noise_rps: dict[str, tuple[float, float | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
@@ -88,16 +86,17 @@ class CapacityComparison(schemas.Plain):
         return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
-def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
-    """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: one of :data:`CAPACITY_VERDICTS`
-    (:class:`CapacityComparison`'s ``verdict``)."""
+def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None], noisy: bool = False) -> str:
+    """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: ``higher`` or ``lower`` when they do
+    not overlap; when they do, ``same`` if both are closed (the searches, at 5% resolution, cannot tell them
+    apart), ``inconclusive`` if one is open (a lower bound) or ``noisy`` (a bracket widened by its loads' noise)."""
     (b_lo, b_hi), (n_lo, n_hi) = base, new
     # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
     if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
         return "higher"
     if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
         return "lower"
-    return "same" if b_hi is not None and n_hi is not None else "inconclusive"
+    return "same" if b_hi is not None and n_hi is not None and not noisy else "inconclusive"
 
 
 def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
@@ -111,18 +110,15 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    (b_lo, b_hi), (n_lo, n_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
+    searched = [b.capacity.interval_rps for b in best]
+    judged = [b.noise_bracket(base.target_p99_ms) for b in best]
+    noise = {side: w for side, s, w in zip(("base", "new"), searched, judged) if w != s}
+    (b_lo, b_hi), (n_lo, n_hi) = judged
     low = n_lo / b_hi if b_hi else None
     high = n_hi / b_lo if n_hi is not None and b_lo else None
+    ratio = searched[1][0] / searched[0][0] if searched[0][0] else None
+    verdict = capacity_verdict(judged[0], judged[1], noisy=bool(noise))
+    policies = (best[0].policy, best[1].policy)
     return CapacityComparison(
-        base.run_id,
-        new.run_id,
-        base.target_p99_ms,
-        best[0].policy,
-        best[1].policy,
-        (b_lo, b_hi),
-        (n_lo, n_hi),
-        n_lo / b_lo if b_lo else None,
-        (low, high),
-        capacity_verdict((b_lo, b_hi), (n_lo, n_hi)),
+        base.run_id, new.run_id, base.target_p99_ms, *policies, *searched, ratio, (low, high), verdict, noise
     )
