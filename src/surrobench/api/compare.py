@@ -249,7 +249,7 @@ class ImportedRun:
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, the capacity objective's too, or an
     :class:`~surrobench.errors.Unsaved`'s recovery file) in ``db`` (created when missing): a run's configs the
-    database lacks, ``complete`` or ``interrupted`` as its file says; a serve run or an optimization whole (not an
+    database lacks, ``complete``, ``interrupted`` or ``unsaved`` as its file says; a serve run or an optimization whole (not an
     optimization's baseline and recipe runs, which its file lacks). Behind ``surrobench import``.
 
     Raises:
@@ -293,8 +293,9 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
 
 
 def _state(env: dict) -> str:
-    """The state of an imported run: ``interrupted`` when its file says so, else ``complete``."""
-    return "interrupted" if env.get("interrupted") else "complete"
+    """The state of an imported run: how its file says it ended (``interrupted``; ``unsaved``, stopped by a failed
+    database write: :func:`~surrobench.execution.sweep.unsaved_env`), else ``complete``."""
+    return "interrupted" if env.get("interrupted") else "unsaved" if env.get("unsaved") else "complete"
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:

@@ -219,12 +219,12 @@ def profile_phase(
         profiled = {r.config.config_id: r.config for r in done}
         cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
         if isinstance(exc, StoreWriteError):  # the timings were stored
-            raise unsaved(store, cut, exc)
+            raise unsaved(store, cut, exc, len(plan.configs))
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
     try:
         store.finish_run(record.run_id)
     except StoreWriteError as exc:
-        raise unsaved(store, record, exc) from None
+        raise unsaved(store, record, exc, len(plan.configs)) from None
     return record, reports
 
 

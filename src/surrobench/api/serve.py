@@ -41,7 +41,7 @@ from surrobench.execution.http_load import check_reachable, check_url, http_open
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment
+from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment, unsaved_env
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
@@ -484,6 +484,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
+        cut = replace(cut, env=unsaved_env(cut.env, exc))
         mark_unsaved(store, record.run_id)
         raise Unsaved(exc, cut.to_json(), record.run_id, cut.n_points, what="serve run", unit="load point") from None
     except UsageError as exc:  # met mid-run (an endpoint that failed every request, a model that raised)

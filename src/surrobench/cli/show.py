@@ -68,10 +68,12 @@ def show(
     else:
         for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
             console.print(table)
-        if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
-            short = record.short_of_rounds
+        cut = record.env.get("unsaved") or {}  # how a run cut short ended; the configs it stored, short of rounds
+        if record.env.get("interrupted") or cut:
+            short, of = record.short_of_rounds, f" of {cut['planned']} planned" if cut.get("planned") else ""
+            how = f"stopped by a failed database write ({cut['cause']})" if cut else "interrupted"
             rounds = f", {short} with fewer rounds than asked" if short else ""
-            print_warnings([f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"])
+            print_warnings([f"run {record.run_id} was {how}: {len(record.results)}{of} config(s) stored{rounds}"])
         as_markdown = run_markdown
     if markdown is not None:
         write_output(markdown, as_markdown(record), "--markdown")

@@ -280,7 +280,7 @@ def execute_sweep(
     except KeyboardInterrupt:
         raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
     except StoreWriteError as exc:
-        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
+        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
     try:
         if request.device == "cuda":
             env["gpu_clocks"]["after"] = gpu_readings()
@@ -288,7 +288,7 @@ def execute_sweep(
         if finish:
             store.finish_run(run.run_id)
     except StoreWriteError as exc:
-        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
+        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
@@ -306,11 +306,21 @@ def mark_unsaved(store: RunSink, *run_ids: str) -> None:
             store.finish_run(run_id, "unsaved")
 
 
-def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:
-    """The :class:`~surrobench.errors.Unsaved` of a run whose write failed; ``record`` holds everything measured."""
+def unsaved_env(env: dict, error: StoreWriteError, planned: int | None = None) -> dict:
+    """``env`` with how its run ended when a write failed, as its document keeps it for ``import``: ``unsaved``,
+    ``{"cause": error.cause, "planned": the configs (or load points) it meant to measure, None: not known}``."""
+    return {**env, "unsaved": {"cause": error.cause, "planned": planned}}
+
+
+def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError, planned: int) -> Unsaved:
+    """The :class:`~surrobench.errors.Unsaved` of a run of ``planned`` configs whose write failed; ``record`` holds
+    everything measured, its env :func:`unsaved_env`."""
     mark_unsaved(store, record.run_id)
-    stored = sum(r.config_id is not None for r in record.results)
-    return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
+    stored, doc = (
+        sum(r.config_id is not None for r in record.results),
+        replace(record, env=unsaved_env(record.env, error, planned)),
+    )
+    return Unsaved(error, doc.to_json(), record.run_id, len(record.results), stored=stored)
 
 
 def _run_rounds(

@@ -44,7 +44,7 @@ DEFAULT_DB = "surrobench.db"
 SCHEMA_VERSION = 9
 #: ``unsaved``: the command measured more than the database took (a write failed: disk full, locked, ...) and
 #: exited knowing it; what it measured is in its ``--json`` or recovery file (:class:`~surrobench.errors.Unsaved`),
-#: and ``surrobench import`` of that file completes the run. ``failed``: an error stopped the command (its message
+#: which ``surrobench import`` stores, the run still ``unsaved``. ``failed``: an error stopped the command (its message
 #: said why); the configs committed before are stored.
 RUN_STATES = ("running", "complete", "interrupted", "unsaved", "failed")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
@@ -498,11 +498,28 @@ class ResultStore:
             )
 
     def finish_run(self, run_id: str, state: str = "complete") -> None:
-        """Mark the run ``state`` (one of :data:`RUN_STATES`); one left ``running`` was killed (or is in progress)."""
+        """Mark the run ``state`` (one of :data:`RUN_STATES`); one left ``running`` was killed (or is in progress).
+        On a full disk, where the rollback journal cannot be written, the row is updated in place without one
+        (``journal_mode = MEMORY``, https://www.sqlite.org/pragma.html#pragma_journal_mode: only an OS crash
+        within that one write could damage the page), so the run's state is still told.
+
+        Raises:
+            StoreWriteError: the write failed, in place too."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
-        with self._writing():
-            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+        update = ("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+        try:
+            with self._writing():
+                self.conn.execute(*update)
+        except StoreWriteError as exc:
+            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if exc.cause != "disk full" or self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":
+                raise
+            try:
+                with self._writing():
+                    self.conn.execute(*update)
+            finally:
+                self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
     def run_state(self, run_id: str) -> str:
         """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
@@ -521,7 +538,8 @@ class ResultStore:
     def add_run(self, run: RunRecord, state: str = "complete") -> int:
         """Store ``run`` (``surrobench import``) in one transaction: the run row where none has its id, and each
         config the stored run lacks (by :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the
-        file holds it), so importing again adds nothing; then mark it ``state``. Returns the configs added.
+        file holds it), so importing again adds nothing; then mark it ``state``, its env the file's (how it ended:
+        ``interrupted``, ``unsaved``). Returns the configs added.
 
         Raises:
             UsageError: ``run.run_id`` names a stored run holding a config the file lacks (another run of that
@@ -549,7 +567,9 @@ class ResultStore:
                 )
             for r in missing:
                 self._insert_result(run.run_id, r)
-            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run.run_id))
+            self.conn.execute(
+                "UPDATE runs SET state = ?, env_json = ? WHERE run_id = ?", (state, json.dumps(run.env), run.run_id)
+            )
         return len(missing)
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
