@@ -49,6 +49,7 @@ def test_a_disk_full_sweep_keeps_its_json(tmp_path, capsys, disk_full_on_second_
     assert run_cli([*SWEEP, *FAST, "--db", str(db), "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the low-iterations warning
     assert err.startswith("surrobench: error: ") and "disk full" in err and str(out) in err and "import" in err
+    assert "database or disk is full" not in err  # the cause in the tool's words, not SQLite's too
     assert "2 config(s) measured, 1 stored" in err
     run = run_from_json(json.loads(out.read_text()))
     assert [r.batch for r in run.results] == [1, 2]  # the stored config and the one the database refused
@@ -154,6 +155,24 @@ def _error(name: str, text: str = "x") -> sqlite3.Error:
 def test_what_failed_is_named(tmp_path, monkeypatch, error, free_bytes, cause):
     monkeypatch.setattr(store_module.shutil, "disk_usage", lambda path: type("U", (), {"free": free_bytes})())
     assert write_failure(error, tmp_path / "r.db") == cause
+
+
+def test_the_error_line_tells_the_cause_in_its_own_words(tmp_path, monkeypatch):
+    """SQLite's text is on the line only where no cause is known; a database opened on a full disk says so alone."""
+    from surrobench.errors import UsageError
+
+    rollback = _error("SQLITE_ERROR", "cannot rollback - no transaction is active")
+    assert store_module.cause_text("disk full", rollback) == "disk full"
+    assert store_module.cause_text("write failed", rollback) == "cannot rollback - no transaction is active"
+    monkeypatch.setattr(store_module.shutil, "disk_usage", lambda path: type("U", (), {"free": 0})())
+
+    def full(self, read_only=False):
+        raise rollback
+
+    monkeypatch.setattr(ResultStore, "_open_schema", full)
+    with pytest.raises(UsageError) as raised:
+        ResultStore(tmp_path / "r.db")
+    assert str(raised.value) == f"cannot use results database {str(tmp_path / 'r.db')!r}: disk full"
 
 
 def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys, monkeypatch):

@@ -364,6 +364,11 @@ def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
     return cause
 
 
+def cause_text(cause: str, exc: sqlite3.Error) -> str:
+    """A :func:`write_failure` cause for the error line: its words, SQLite's message where it named none."""
+    return str(exc) if cause == "write failed" else cause
+
+
 def _writable(path: Path) -> bool:
     """Whether SQLite could write ``path``: the file (when it exists) and its folder, which holds the
     rollback journal (https://www.sqlite.org/tempfiles.html)."""
@@ -392,9 +397,8 @@ class ResultStore:
                 self.conn = sqlite3.connect(self.path)
                 self._open_schema(read_only)
         except sqlite3.Error as exc:  # the schema probe writes: a full disk fails here, before anything is measured
-            cause = write_failure(exc, self.path)
-            detail = exc if cause == "write failed" else f"{cause} ({exc})"
-            raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
+            cause = write_failure(exc, self.path)  # in our words; SQLite's own text where we have none
+            raise UsageError(f"cannot use results database {self.path!r}: {cause_text(cause, exc)}") from None
 
     def _check_read_only_schema(self) -> None:
         """What :meth:`_open_schema` checks, without writing.
@@ -482,9 +486,8 @@ class ResultStore:
                 yield
         except sqlite3.Error as exc:
             cause = write_failure(exc, self.path)
-            raise StoreWriteError(
-                f"cannot write to results database {self.path!r}: {cause} ({exc})", path=self.path, cause=cause
-            ) from None
+            text = f"cannot write to results database {self.path!r}: {cause_text(cause, exc)}"
+            raise StoreWriteError(text, path=self.path, cause=cause) from None
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
