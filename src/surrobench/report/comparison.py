@@ -96,9 +96,15 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
 
 
 def summary_line(cmp: RunComparison) -> str:
-    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``."""
+    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``, then each model
+    spelled two ways (:attr:`RunComparison.respelled`)."""
     counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n)
-    return f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    line = f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    return line + "".join(
+        f"; BASE's {b!r} and NEW's {n!r} name files of one name spelled differently: configs match by the name as "
+        "typed (if they are one file, run both from one folder with one spelling)"
+        for b, n in cmp.respelled
+    )
 
 
 def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:

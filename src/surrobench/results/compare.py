@@ -21,6 +21,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 
 from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
@@ -158,7 +159,8 @@ class EnvDifference(schemas.Plain):
 
 @dataclass(frozen=True)
 class RunComparison:
-    """The comparison of two runs: matched configs, configs found on one side only, env differences."""
+    """The comparison of two runs: matched configs, configs found on one side only, env differences, and the model
+    names of configs on one side only that differ in spelling alone (:func:`respelled`)."""
 
     base_run_id: str
     new_run_id: str
@@ -167,6 +169,7 @@ class RunComparison:
     only_base: tuple[ConfigResult, ...] = ()
     only_new: tuple[ConfigResult, ...] = ()
     env_diff: tuple[EnvDifference, ...] = ()
+    respelled: tuple[tuple[str, str], ...] = ()
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -191,6 +194,7 @@ class RunComparison:
             "only_base": [r.key().identity_json() for r in self.only_base],
             "only_new": [r.key().identity_json() for r in self.only_new],
             "env_diff": [d.to_json() for d in self.env_diff],
+            "respelled": [list(pair) for pair in self.respelled],
         }
 
 
@@ -282,7 +286,29 @@ def compare_runs(
     run_level = _env_differences(base.env, new.env)
     shown = {d.key for d in run_level}
     env_diff = run_level + tuple(d for d in _config_differences(pairs) if d.key.removeprefix("config.") not in shown)
-    return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff)
+    alike = respelled(only_base, only_new)
+    return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff, alike)
+
+
+def respelled(only_base: tuple[ConfigResult, ...], only_new: tuple[ConfigResult, ...]) -> tuple[tuple[str, str], ...]:
+    """``(BASE model, NEW model)`` of configs in one run only whose models are spelled differently but name a file of
+    the same name and factory (``models.py:sfno``, ``../models.py:sfno``), every other key field equal: a model is
+    matched by its name as typed. A run does not record the folder it ran in, so the file is compared by name."""
+
+    def named(label: str) -> tuple[str, str] | None:
+        file, _, factory = label.rpartition(":") if ".py:" in label else (label, "", "")
+        return (PurePath(file).name, factory) if file.endswith((".py", ".pt2")) else None
+
+    pairs = (
+        (b.model, n.model)
+        for b in only_base
+        for n in only_new
+        if b.model != n.model
+        and named(b.model) is not None
+        and named(b.model) == named(n.model)
+        and b.key()[1:] == n.key()[1:]
+    )
+    return tuple(dict.fromkeys(pairs))
 
 
 def match_configs(
