@@ -157,8 +157,7 @@ class LoadPoint(schemas.Plain):
         return self.percentile(0.99).value_ms
 
     def p99_holds(self, target_ms: float) -> bool:
-        """Whether the P99's 95% interval holds ``target_ms`` (a side None is unbounded): pass or fail is then
-        within this load's noise."""
+        """Whether the P99's 95% interval (a side None: unbounded) holds ``target_ms``: pass or fail is noise."""
         lo, hi = self.percentile(0.99).ci95_ms
         return (lo or 0.0) <= target_ms <= (hi if hi is not None else math.inf)
 
@@ -291,10 +290,9 @@ class PolicyResult(schemas.Plain):
         return (lower, upper) if judged else None
 
     def noise_bracket(self, target_p99_ms: float) -> tuple[float, float | None]:
-        """The capacity's bracket ``[capacity_rps, failing_rps)`` widened by the loads' noise: an end whose load's
-        P99 interval holds the target (:meth:`LoadPoint.p99_holds`) moves to the nearest rate beyond it whose
-        interval does not: down to the highest such passing rate (0: none), up to the lowest such failing one
-        (None: none). The search's own bracket where neither end is within the noise."""
+        """The capacity's bracket widened by the loads' noise: an end whose load's P99 interval holds the target
+        (:meth:`LoadPoint.p99_holds`) moves down to the highest passing rate whose interval does not (0: none), or
+        up to the lowest such failing rate (None: none)."""
         (lo, hi), rated = self.capacity.interval_rps, [p for p in self.points if p.target_rps]
         noisy = {p.target_rps for p in rated if p.p99_holds(target_p99_ms)}
         clear = [(p.target_rps, p.passed) for p in rated if p.target_rps not in noisy]

@@ -198,9 +198,8 @@ def capacity_line(pair: ComparedServeRuns) -> str:
     lies within its loads' noise with the bracket it was judged by."""
     c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
     noise = "".join(
-        f"; {side.upper()}'s capacity lies within its loads' noise, judged as "
-        f"[{a:.1f}, {'open' if b is None else f'{b:.1f}'})"
-        for side, (a, b) in c.noise_rps.items()
+        f"; {k.upper()}'s capacity lies within its loads' noise, judged as [{a:.1f}, {fmt(b, '.1f')})"
+        for k, (a, b) in c.noise_rps.items()
     )
     return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{noise}"
 

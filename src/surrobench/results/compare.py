@@ -291,23 +291,15 @@ def compare_runs(
 
 
 def respelled(only_base: tuple[ConfigResult, ...], only_new: tuple[ConfigResult, ...]) -> tuple[tuple[str, str], ...]:
-    """``(BASE model, NEW model)`` of configs in one run only whose models are spelled differently but name a file of
-    the same name and factory (``models.py:sfno``, ``../models.py:sfno``), every other key field equal: a model is
-    matched by its name as typed. A run does not record the folder it ran in, so the file is compared by name."""
+    """``(BASE model, NEW model)`` of configs in one run only, their models spelled differently but naming a file of
+    one name and factory (``models.py:sfno``, ``../models.py:sfno``), every other key field equal. A run does not
+    record the folder it ran in, so the file is compared by its name."""
 
-    def named(label: str) -> tuple[str, str] | None:
-        file, _, factory = label.rpartition(":") if ".py:" in label else (label, "", "")
-        return (PurePath(file).name, factory) if file.endswith((".py", ".pt2")) else None
+    def named(r: ConfigResult) -> tuple:  # a name that is no file stands for itself alone
+        file, _, factory = r.model.rpartition(":") if ".py:" in r.model else (r.model, "", "")
+        return (PurePath(file).name, factory, *r.key()[1:]) if file.endswith((".py", ".pt2")) else (r.model,)
 
-    pairs = (
-        (b.model, n.model)
-        for b in only_base
-        for n in only_new
-        if b.model != n.model
-        and named(b.model) is not None
-        and named(b.model) == named(n.model)
-        and b.key()[1:] == n.key()[1:]
-    )
+    pairs = ((b.model, n.model) for b in only_base for n in only_new if b.model != n.model and named(b) == named(n))
     return tuple(dict.fromkeys(pairs))
 
 

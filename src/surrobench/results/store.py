@@ -510,19 +510,20 @@ class ResultStore:
             StoreWriteError: the write failed, in place too."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
-        update = ("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
         try:
             with self._writing():
-                self.conn.execute(*update)
+                self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
         except StoreWriteError as exc:
             mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if exc.cause != "disk full" or self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":
+            if exc.cause != "disk full" or mode == "memory" or self._journal("MEMORY") != "memory":
                 raise
             try:
-                with self._writing():
-                    self.conn.execute(*update)
+                self.finish_run(run_id, state)  # once more, in place
             finally:
-                self.conn.execute(f"PRAGMA journal_mode = {mode}")
+                self._journal(mode)
+
+    def _journal(self, mode: str) -> str:
+        return self.conn.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0]
 
     def run_state(self, run_id: str) -> str:
         """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
