@@ -208,7 +208,7 @@ def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys
         assert serve_store.load_serve(store, doc["run_id"]) == serve_from_json(doc)
     assert _stored(db)[0] == "unsaved" and doc["env"]["unsaved"] == {
         "cause": "locked by another process",
-        "planned": None,
+        "planned": 2,
     }
 
 

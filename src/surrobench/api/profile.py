@@ -215,16 +215,13 @@ def profile_phase(
     try:
         hooks.on_profile_start(to_profile)
         record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
+        store.finish_run(record.run_id)
     except (KeyboardInterrupt, StoreWriteError) as exc:  # the run with the top op of the configs profiled
         profiled = {r.config.config_id: r.config for r in done}
         cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
         if isinstance(exc, StoreWriteError):  # the timings were stored
-            raise unsaved(store, cut, exc, len(plan.configs))
+            raise unsaved(store, cut, exc, len(plan.configs)) from None
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
-    try:
-        store.finish_run(record.run_id)
-    except StoreWriteError as exc:
-        raise unsaved(store, record, exc, len(plan.configs)) from None
     return record, reports
 
 

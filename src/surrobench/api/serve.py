@@ -483,8 +483,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         of = f" of {total}" if total is not None else ""
         raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
-        cut = progress.record(record)
-        cut = replace(cut, env=unsaved_env(cut.env, exc))
+        cut = progress.record(replace(record, env=unsaved_env(record.env, exc, total)))
         mark_unsaved(store, record.run_id)
         raise Unsaved(exc, cut.to_json(), record.run_id, cut.n_points, what="serve run", unit="load point") from None
     except UsageError as exc:  # met mid-run (an endpoint that failed every request, a model that raised)

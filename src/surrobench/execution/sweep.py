@@ -277,16 +277,13 @@ def execute_sweep(
     results: list[ConfigResult] = []
     try:
         _run_rounds(request.rounds, run.run_id, store, configs, measure, hooks.on_result, results)
-    except KeyboardInterrupt:
-        raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
-    except StoreWriteError as exc:
-        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
-    try:
         if request.device == "cuda":
             env["gpu_clocks"]["after"] = gpu_readings()
             store.update_env(run.run_id, env)
         if finish:
             store.finish_run(run.run_id)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
     except StoreWriteError as exc:
         raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])

@@ -150,13 +150,12 @@ def best_line(record: ServeRecord) -> str | None:
         return why
     tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
     if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
-        one = next((u for u in record.unloaded if u.batch == 1), None)
-        unloaded = (
-            f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
-            if one
-            else ""
+        line = (
+            f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps"
         )
-        return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
+        if one := next((u for u in record.unloaded if u.batch == 1), None):
+            line += f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
+        return line
     best, points = record.best(), [p for r in record.policies for p in r.points]
     if best is None and record.find_max is False and points:
         return _loads_line(record, points)

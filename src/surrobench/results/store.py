@@ -515,15 +515,14 @@ class ResultStore:
                 self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
         except StoreWriteError as exc:
             mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if exc.cause != "disk full" or mode == "memory" or self._journal("MEMORY") != "memory":
+            if exc.cause != "disk full" or mode == "memory":
+                raise
+            if self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":  # WAL: not switched
                 raise
             try:
                 self.finish_run(run_id, state)  # once more, in place
             finally:
-                self._journal(mode)
-
-    def _journal(self, mode: str) -> str:
-        return self.conn.execute(f"PRAGMA journal_mode = {mode}").fetchone()[0]
+                self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
     def run_state(self, run_id: str) -> str:
         """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
@@ -651,8 +650,7 @@ class ResultStore:
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
         rows = self.matching_run_ids(prefix)
         if len(rows) != 1:
-            what = "no run" if not rows else f"{len(rows)} runs"
-            verb = "matches" if not rows else "match"
+            what, verb = ("no run", "matches") if not rows else (f"{len(rows)} runs", "match")
             sql = "SELECT 1 FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'"
             other = not rows and named(self.conn, sql, (prefix_pattern(prefix),)).fetchone() is not None
             hint = f": {prefix!r} is an optimization, which `surrobench show` prints" if other else ""
