@@ -78,7 +78,7 @@ class ComparedRuns:
     comparison: RunComparison
 
     def to_json(self) -> dict:
-        """``surrobench/compare-v1`` (:meth:`RunComparison.to_json`)."""
+        """``surrobench/compare-v2`` (:meth:`RunComparison.to_json`)."""
         return self.comparison.to_json()
 
 
@@ -179,16 +179,9 @@ def compare_pair(
     base_run, new_run = load_run(base, db), load_run(new, db)
     if gate:
         check_gate_inputs(base_run, new_run)
-    comparison = compare_runs(
-        base_run,
-        new_run,
-        threshold=threshold,
-        allow_env_mismatch=allow_env_mismatch,
-        ignore_fields=ignore_fields,
-        base_ops=op_times(base, db, base_run),
-        new_ops=op_times(new, db, new_run),
-    )
-    return ComparedRuns(base_run, new_run, comparison)
+    matching = dict(threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields)
+    ops = dict(base_ops=op_times(base, db, base_run), new_ops=op_times(new, db, new_run))
+    return ComparedRuns(base_run, new_run, compare_runs(base_run, new_run, **matching, **ops))
 
 
 def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
@@ -222,9 +215,8 @@ def history(
         try:
             dt.datetime.fromisoformat(since)
         except ValueError:
-            raise UsageError.bad(
-                "since", f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
-            ) from None
+            detail = f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
+            raise UsageError.bad("since", detail) from None
     if not Path(db).is_file():
         raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:

@@ -363,16 +363,14 @@ def compare_config(
         UsageError: threshold not in [0, 1).
     """
     rule = _rule(threshold)
+    own = all(
+        r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
+        for r in (base, new)
+    )
+    same_top = base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
     common = {
-        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes)
-        if all(
-            r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
-            for r in (base, new)
-        )
-        else None,
-        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share"))
-        if base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
-        else None,
+        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
+        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
     settings = settings_note(base, new)

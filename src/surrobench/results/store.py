@@ -3,9 +3,7 @@
 Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
 measured before it (docs/design.md, "Principles").
 
-A process killed with no chance to mark its run (SIGKILL, an out-of-memory kill) leaves it ``running``. The row
-keeps its writer (:class:`RunOwner`: pid, host and start time, psutil's ``create_time`` against a reused pid), so
-a reader on the same host tells a run in progress from an abandoned one; another host's is shown as stored.
+A run a killed process left ``running`` is shown :data:`ABANDONED` where its writer (:class:`RunOwner`) is gone.
 
 **Recovery.** Where a command keeps what its results database could not take (:class:`~surrobench.errors.Unsaved`):
 a recovery file, the run's JSON, beside the database, else in the current folder, else in the temporary folder.
