@@ -414,11 +414,9 @@ def _one_config(plan, request: ServeRequest) -> None:
     """Refuse a plan of several configs, and a largest max batch whose inputs do not fit (the padded batch the
     service allocates, checked as a sweep checks its batches: :func:`~surrobench.execution.sweep.check_input_size`)."""
     req, cfg, largest = plan.request, plan.configs[0], max(p.max_batch for p in request.policies)
-    many = [
-        (f, v) for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1
-    ]
+    many = [f for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1]
     if many or len(plan.configs) != 1:
-        flag = many[0][0] if many else "shape"
+        flag = many[0] if many else "shape"
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
     if request.url is None:
         free = available_bytes(cfg.device)

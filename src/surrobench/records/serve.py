@@ -348,8 +348,7 @@ class ServeRecord(schemas.Plain):
 
     @property
     def best_policy(self) -> ServePolicy | None:
-        best = self.best()
-        return best.policy if best else None
+        return best.policy if (best := self.best()) else None
 
     @property
     def n_points(self) -> int:

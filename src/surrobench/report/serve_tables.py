@@ -179,17 +179,12 @@ CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first
 
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
     """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
-    c = pair.capacity
-    rows = []
-    for side, record, policy, (lo, hi) in (
-        ("BASE", pair.base, c.base_policy, c.base_rps),
-        ("NEW", pair.new, c.new_policy, c.new_rps),
-    ):
-        label = policy.label() if policy else "the endpoint's own batching"
-        rows.append(
-            [side, record.run_id, record.label(), label, f"{lo:.1f}", "not reached" if hi is None else f"{hi:.1f}"]
-        )
-    return rows
+    c, own = pair.capacity, "the endpoint's own batching"
+    sides = (("BASE", pair.base, c.base_policy, c.base_rps), ("NEW", pair.new, c.new_policy, c.new_rps))
+    return [
+        [side, r.run_id, r.label(), p.label() if p else own, f"{lo:.1f}", "not reached" if hi is None else f"{hi:.1f}"]
+        for side, r, p, (lo, hi) in sides
+    ]
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:

@@ -110,15 +110,10 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    searched = [b.capacity.interval_rps for b in best]
-    judged = [b.noise_bracket(base.target_p99_ms) for b in best]
+    searched, judged = [b.capacity.interval_rps for b in best], [b.noise_bracket(base.target_p99_ms) for b in best]
     noise = {side: w for side, s, w in zip(("base", "new"), searched, judged) if w != s}
     (b_lo, b_hi), (n_lo, n_hi) = judged
-    low = n_lo / b_hi if b_hi else None
-    high = n_hi / b_lo if n_hi is not None and b_lo else None
+    interval = (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None)
     ratio = searched[1][0] / searched[0][0] if searched[0][0] else None
-    verdict = capacity_verdict(judged[0], judged[1], noisy=bool(noise))
-    policies = (best[0].policy, best[1].policy)
-    return CapacityComparison(
-        base.run_id, new.run_id, base.target_p99_ms, *policies, *searched, ratio, (low, high), verdict, noise
-    )
+    head = (base.run_id, new.run_id, base.target_p99_ms, best[0].policy, best[1].policy, *searched, ratio, interval)
+    return CapacityComparison(*head, capacity_verdict(*judged, noisy=bool(noise)), noise)

@@ -201,11 +201,8 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
     (NOT NULL without a default): a table of the same name from another program is not ours to write."""
     expected = sqlite3.connect(":memory:")
     expected.executescript(_SCHEMA_SQL)
-    tables = [
-        row["name"]
-        for row in named(expected, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    ]
-    for table in tables:
+    sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    for table in [row["name"] for row in named(expected, sql)]:
         want = {row["name"] for row in _columns(expected, table)}
         have = _columns(conn, table)
         missing = want - {row["name"] for row in have}
