@@ -527,31 +527,12 @@ def serve(
     if request.url is not None:
         check_reachable(request.url)  # an endpoint that is down is refused before the run is stored
     cfg = plan.configs[0]
-    workload = {
-        "model": cfg.model,
-        "shape_label": cfg.shape.label(),
-        "precision": cfg.precision,
-        "mode": cfg.mode,
-        "device": cfg.device,
-        **{name: getattr(cfg, name) for name in EXEC_SETTINGS},  # every setting, as it was served
-        "request_shape": None,
-        "service_ms": None,
-    }
-    record = ServeRecord(
-        run_id=new_run_id(),
-        created=created_now(),
-        tag=plan.request.tag,
-        env={**run_environment(plan.request), "command_kind": "serve"},
-        workload=workload,
-        url=request.url,
-        arrival=request.arrival,
-        duration_s=request.duration_s,
-        warmup_s=request.warmup_s,
-        seed=request.seed,
-        target_p99_ms=request.target_p99_ms,
-        policies=(),
-        find_max=request.find_max,
-    )
+    workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "precision": cfg.precision, "mode": cfg.mode}
+    workload |= {"device": cfg.device, **{k: getattr(cfg, k) for k in EXEC_SETTINGS}}  # every setting, as served
+    workload |= {"request_shape": None, "service_ms": None}
+    asked = ("url", "arrival", "duration_s", "warmup_s", "seed", "target_p99_ms", "find_max")  # as the request has them
+    same, env = {k: getattr(request, k) for k in asked}, {**run_environment(plan.request), "command_kind": "serve"}
+    record = ServeRecord(new_run_id(), created_now(), plan.request.tag, env, workload, policies=(), **same)
     prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
     total = planned_points(request)
     if on_start is not None:
