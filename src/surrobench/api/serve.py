@@ -369,12 +369,8 @@ def serve_policy(
         return point
 
     if request.arrival == "closed":
-        stretch = dict(
-            min_requests=request.min_requests,
-            warmup_s=request.warmup_s,
-            max_duration_s=MAX_STRETCH * request.duration_s,
-            max_requests=MAX_ARRIVALS_PER_LOAD,
-        )
+        cap = dict(max_duration_s=MAX_STRETCH * request.duration_s, max_requests=MAX_ARRIVALS_PER_LOAD)
+        stretch = dict(min_requests=request.min_requests, warmup_s=request.warmup_s, **cap)
         points = []
         for c in request.concurrencies:
             trace = serve_closed_loop(c, request.duration_s, service, policy, clock_factory(), **stretch)
@@ -566,25 +562,16 @@ def serve(
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms)
                         mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
-                        done.append(
-                            serve_policy(
-                                request,
-                                policy,
-                                service,
-                                0.0,
-                                on_point=lambda p: (checks.point_done(), point_done(p)),
-                                unloaded=mine,
-                            )
-                        )
+                        counted = dict(on_point=lambda p: (checks.point_done(), point_done(p)), unloaded=mine)
+                        done.append(serve_policy(request, policy, service, 0.0, **counted))
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
                     model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)
                 else:
                     done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
                     model_notes += info.checks.notes()
-        notes = tuple(
-            n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
-        )
+        points = [point for p in done for point in p.points]
+        notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()

@@ -32,9 +32,8 @@ def import_(
         added = f"{imported.added} config(s) added" if imported.added else "every config was stored already"
     else:
         added = "added" if imported.added else "replaced"
-    console.print(
-        f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}", soft_wrap=True
-    )
+    line = f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}"
+    console.print(line, soft_wrap=True)
 
 
 @app.command()

@@ -391,10 +391,8 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
     """Configs whose forward grew memory on most timed calls or changed its input
     (:mod:`surrobench.execution.sanity`)."""
-    out = []
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
-    if leaks:
-        out.append(leak_warning(leaks))
+    out = [leak_warning(leaks)] if leaks else []
     mutated = [(r.label(), r.extra[MUTATED_KEY]) for r in results if r.extra.get(MUTATED_KEY)]
     if mutated:
         out.append(
@@ -409,9 +407,7 @@ def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
     the CPU."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
-    out = []
-    if flat:
-        out.append(f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}")
+    out = [f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}"] if flat else []
     if cpu_graphs:
         out.append(
             "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only): "

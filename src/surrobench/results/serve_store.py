@@ -33,8 +33,7 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 
 
 def _write(store: ResultStore, record: ServeRecord) -> None:
-    best = record.best()
-    capacity = best.capacity if best else None
+    capacity = best.capacity if (best := record.best()) else None
     row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
     row += (capacity.capacity_rps, capacity.failing_rps) if capacity else (None, None)
     with store._writing():
