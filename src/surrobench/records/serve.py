@@ -290,16 +290,22 @@ class PolicyResult(schemas.Plain):
         return (lower, upper) if judged else None
 
     def noise_bracket(self, target_p99_ms: float) -> tuple[float, float | None]:
-        """The capacity's bracket widened by the loads' noise: an end whose load's P99 interval holds the target
-        (:meth:`LoadPoint.p99_holds`) moves down to the highest passing rate whose interval does not (0: none), or
-        up to the lowest such failing rate (None: none)."""
-        (lo, hi), rated = self.capacity.interval_rps, [p for p in self.points if p.target_rps]
-        noisy = {p.target_rps for p in rated if p.p99_holds(target_p99_ms)}
-        clear = [(p.target_rps, p.passed) for p in rated if p.target_rps not in noisy]
-        if lo in noisy:
-            lo = max((rate for rate, ok in clear if ok and rate < lo), default=0.0)
-        if hi in noisy:
-            hi = min((rate for rate, ok in clear if ok is False and rate > hi), default=None)
+        """The capacity's bracket widened by the loads' noise: each end moves outward over the rates of its verdict
+        (passing below, failing above) to the first whose P99 interval does not hold the target
+        (:meth:`LoadPoint.p99_holds`); where none does, to the farthest of them, or to 0 below (open above) when one
+        had no bound on the side that judges it (too few requests: a pass without an upper bound supports nothing)."""
+
+        def outward(points: list[LoadPoint], side: int, end: float | None, unknown: float | None) -> float | None:
+            if not points or points[0].target_rps != end:  # the end's own load not measured: as searched
+                return end
+            firm = next((p.target_rps for p in points if not p.p99_holds(target_p99_ms)), None)
+            bare = any(p.percentile(0.99).ci95_ms[side] is None for p in points)
+            return firm if firm is not None else unknown if bare else points[-1].target_rps
+
+        lo, hi = self.capacity.interval_rps
+        rated = sorted((p for p in self.points if p.target_rps), key=lambda p: p.target_rps)
+        lo = outward([p for p in reversed(rated) if p.passed and p.target_rps <= lo], 1, lo, 0.0)
+        hi = hi if hi is None else outward([p for p in rated if p.passed is False and p.target_rps >= hi], 0, hi, None)
         return lo, hi
 
 
@@ -415,7 +421,7 @@ class CapacityOptimization(schemas.Plain):
             not the baseline); verified under load.
         baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
             best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
-        verdict: the top against the baseline by :func:`surrobench.results.serve_store.capacity_verdict`
+        verdict: the top against the baseline by :func:`surrobench.results.serve_store.judge_capacities`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;
             None in the partial record of an interrupted search, or when the baseline failed (nothing was decided).

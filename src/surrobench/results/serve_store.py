@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.run import RunRecord
-from surrobench.records.serve import ServePolicy, ServeRecord, serve_from_json
+from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
 from surrobench.results.store import ResultStore, named
 
 
@@ -98,6 +98,15 @@ def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float |
     return "same" if b_hi is not None and n_hi is not None and not noisy else "inconclusive"
 
 
+def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
+    """The one rule of NEW's capacity against BASE's (``compare`` of serve runs, ``optimize --objective capacity``):
+    the brackets judged (:meth:`PolicyResult.noise_bracket`), those widened by noise by side (``base``, ``new``), and
+    :func:`capacity_verdict` over them."""
+    judged = [r.noise_bracket(target_p99_ms) for r in (base, new)]
+    noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity.interval_rps}
+    return judged, noise, capacity_verdict(*judged, noisy=bool(noise))
+
+
 def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     """Compare the capacities the two runs' peak searches found at their (equal) P99 target.
 
@@ -109,10 +118,9 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    searched, judged = [b.capacity.interval_rps for b in best], [b.noise_bracket(base.target_p99_ms) for b in best]
-    noise = {side: w for side, s, w in zip(("base", "new"), searched, judged) if w != s}
-    (b_lo, b_hi), (n_lo, n_hi) = judged
+    judged, noise, verdict = judge_capacities(*best, base.target_p99_ms)
+    (b_lo, b_hi), (n_lo, n_hi), searched = *judged, [b.capacity.interval_rps for b in best]
     interval = (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None)
     ratio = searched[1][0] / searched[0][0] if searched[0][0] else None
     head = (base.run_id, new.run_id, base.target_p99_ms, best[0].policy, best[1].policy, *searched, ratio, interval)
-    return CapacityComparison(*head, capacity_verdict(*judged, noisy=bool(noise)), noise)
+    return CapacityComparison(*head, verdict, noise)
