@@ -250,11 +250,8 @@ def optimize_capacity(
     _one_config(plan, request)
     cfg = plan.configs[0]
     names = remedy_names(only, cfg.device, thorough=thorough)
-    remedies = [
-        r
-        for r in candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
-        if cfg.device in r.devices and (names is None or r.name in names)
-    ]
+    pool = candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
+    remedies = [r for r in pool if cfg.device in r.devices and (names is None or r.name in names)]
     top_batch = max(p.max_batch for p in request.policies)
 
     @functools.cache
@@ -279,21 +276,13 @@ def optimize_capacity(
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)
 
     keep = {k: v for k, v in sweep.items() if k not in (*SETTINGS.values(), "tag")}
+    keep |= dict(db=db, find_max=True, p99_ms=p99_ms, **load)  # every verifying serve's
 
     def verify(recipe: Recipe, settings: dict, policy: ServePolicy) -> tuple[str, PolicyResult]:
         run_settings = {SETTINGS[k]: v for k, v in settings.items() if v is not None}
-        record = serve(
-            model,
-            db=db,
-            find_max=True,
-            p99_ms=p99_ms,
-            max_batch=policy.max_batch,
-            max_wait_ms=policy.max_wait_ms,
-            **load,
-            **keep,
-            **run_settings,
-            tag=f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}",
-        )
+        run_settings |= dict(max_batch=policy.max_batch, max_wait_ms=policy.max_wait_ms)
+        tag = f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}"
+        record = serve(model, **keep, **run_settings, tag=tag)
         if record.policies[0].capacity is None:  # not served: its first output held NaN/Inf (as evaluate refuses)
             raise NonfiniteOutputError(record.policies[0].nonfinite)
         return record.run_id, record.policies[0]
@@ -314,13 +303,6 @@ def optimize_capacity(
         try:
             add_optimization(store, found.to_json())
         except StoreWriteError as exc:  # nothing measured is lost: the CLI keeps the document and says how to import it
-            raise Unsaved(
-                exc,
-                found.to_json(),
-                found.optimize_id,
-                len(found.candidates),
-                what="optimization",
-                unit="candidate",
-                stored=0,
-            ) from None
+            kind = dict(what="optimization", unit="candidate", stored=0)
+            raise Unsaved(exc, found.to_json(), found.optimize_id, len(found.candidates), **kind) from None
     return found
