@@ -276,13 +276,21 @@ def optimize_capacity(
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)
 
     keep = {k: v for k, v in sweep.items() if k not in (*SETTINGS.values(), "tag")}
-    keep |= dict(db=db, find_max=True, p99_ms=p99_ms, **load)  # every verifying serve's
 
     def verify(recipe: Recipe, settings: dict, policy: ServePolicy) -> tuple[str, PolicyResult]:
         run_settings = {SETTINGS[k]: v for k, v in settings.items() if v is not None}
-        run_settings |= dict(max_batch=policy.max_batch, max_wait_ms=policy.max_wait_ms)
-        tag = f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}"
-        record = serve(model, **keep, **run_settings, tag=tag)
+        record = serve(
+            model,
+            db=db,
+            find_max=True,
+            p99_ms=p99_ms,
+            max_batch=policy.max_batch,
+            max_wait_ms=policy.max_wait_ms,
+            **load,
+            **keep,
+            **run_settings,
+            tag=f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}",
+        )
         if record.policies[0].capacity is None:  # not served: its first output held NaN/Inf (as evaluate refuses)
             raise NonfiniteOutputError(record.policies[0].nonfinite)
         return record.run_id, record.policies[0]
@@ -303,6 +311,13 @@ def optimize_capacity(
         try:
             add_optimization(store, found.to_json())
         except StoreWriteError as exc:  # nothing measured is lost: the CLI keeps the document and says how to import it
-            kind = dict(what="optimization", unit="candidate", stored=0)
-            raise Unsaved(exc, found.to_json(), found.optimize_id, len(found.candidates), **kind) from None
+            raise Unsaved(
+                exc,
+                found.to_json(),
+                found.optimize_id,
+                len(found.candidates),
+                what="optimization",
+                unit="candidate",
+                stored=0,
+            ) from None
     return found

@@ -179,9 +179,16 @@ def compare_pair(
     base_run, new_run = load_run(base, db), load_run(new, db)
     if gate:
         check_gate_inputs(base_run, new_run)
-    matching = dict(threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields)
-    ops = dict(base_ops=op_times(base, db, base_run), new_ops=op_times(new, db, new_run))
-    return ComparedRuns(base_run, new_run, compare_runs(base_run, new_run, **matching, **ops))
+    comparison = compare_runs(
+        base_run,
+        new_run,
+        threshold=threshold,
+        allow_env_mismatch=allow_env_mismatch,
+        ignore_fields=ignore_fields,
+        base_ops=op_times(base, db, base_run),
+        new_ops=op_times(new, db, new_run),
+    )
+    return ComparedRuns(base_run, new_run, comparison)
 
 
 def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:

@@ -369,8 +369,12 @@ def serve_policy(
         return point
 
     if request.arrival == "closed":
-        cap = dict(max_duration_s=MAX_STRETCH * request.duration_s, max_requests=MAX_ARRIVALS_PER_LOAD)
-        stretch = dict(min_requests=request.min_requests, warmup_s=request.warmup_s, **cap)
+        stretch = dict(
+            min_requests=request.min_requests,
+            warmup_s=request.warmup_s,
+            max_duration_s=MAX_STRETCH * request.duration_s,
+            max_requests=MAX_ARRIVALS_PER_LOAD,
+        )
         points = []
         for c in request.concurrencies:
             trace = serve_closed_loop(c, request.duration_s, service, policy, clock_factory(), **stretch)
@@ -523,12 +527,31 @@ def serve(
     if request.url is not None:
         check_reachable(request.url)  # an endpoint that is down is refused before the run is stored
     cfg = plan.configs[0]
-    workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "precision": cfg.precision, "mode": cfg.mode}
-    workload |= {"device": cfg.device, **{k: getattr(cfg, k) for k in EXEC_SETTINGS}}  # every setting, as served
-    workload |= {"request_shape": None, "service_ms": None}
-    asked = ("url", "arrival", "duration_s", "warmup_s", "seed", "target_p99_ms", "find_max")  # as the request has them
-    same, env = {k: getattr(request, k) for k in asked}, {**run_environment(plan.request), "command_kind": "serve"}
-    record = ServeRecord(new_run_id(), created_now(), plan.request.tag, env, workload, policies=(), **same)
+    workload = {
+        "model": cfg.model,
+        "shape_label": cfg.shape.label(),
+        "precision": cfg.precision,
+        "mode": cfg.mode,
+        "device": cfg.device,
+        **{name: getattr(cfg, name) for name in EXEC_SETTINGS},  # every setting, as it was served
+        "request_shape": None,
+        "service_ms": None,
+    }
+    record = ServeRecord(
+        run_id=new_run_id(),
+        created=created_now(),
+        tag=plan.request.tag,
+        env={**run_environment(plan.request), "command_kind": "serve"},
+        workload=workload,
+        url=request.url,
+        arrival=request.arrival,
+        duration_s=request.duration_s,
+        warmup_s=request.warmup_s,
+        seed=request.seed,
+        target_p99_ms=request.target_p99_ms,
+        policies=(),
+        find_max=request.find_max,
+    )
     prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
     total = planned_points(request)
     if on_start is not None:
@@ -562,8 +585,16 @@ def serve(
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms)
                         mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
-                        counted = dict(on_point=lambda p: (checks.point_done(), point_done(p)), unloaded=mine)
-                        done.append(serve_policy(request, policy, service, 0.0, **counted))
+                        done.append(
+                            serve_policy(
+                                request,
+                                policy,
+                                service,
+                                0.0,
+                                on_point=lambda p: (checks.point_done(), point_done(p)),
+                                unloaded=mine,
+                            )
+                        )
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
                     model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)

@@ -119,8 +119,18 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
     judged, noise, verdict = judge_capacities(*best, base.target_p99_ms)
-    (b_lo, b_hi), (n_lo, n_hi), searched = *judged, [b.capacity.interval_rps for b in best]
-    interval = (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None)
-    ratio = searched[1][0] / searched[0][0] if searched[0][0] else None
-    head = (base.run_id, new.run_id, base.target_p99_ms, best[0].policy, best[1].policy, *searched, ratio, interval)
-    return CapacityComparison(*head, verdict, noise)
+    (b_lo, b_hi), (n_lo, n_hi) = judged
+    (base_lo, base_hi), (new_lo, new_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
+    return CapacityComparison(
+        base.run_id,
+        new.run_id,
+        base.target_p99_ms,
+        best[0].policy,
+        best[1].policy,
+        (base_lo, base_hi),
+        (new_lo, new_hi),
+        new_lo / base_lo if base_lo else None,
+        (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
+        verdict,
+        noise,
+    )
