@@ -668,11 +668,12 @@ def test_the_optimize_command_refuses_capacity_options_without_the_objective(cap
 
 
 def test_capacity_verdicts_of_infeasible_brackets():
-    from surrobench.results.serve_store import capacity_verdict
+    from surrobench.results.serve_store import judge_capacities
 
-    assert capacity_verdict((0.0, 0.0), (100.0, 105.0)) == "higher"
-    assert capacity_verdict((100.0, 105.0), (0.0, 0.0)) == "lower"
-    assert capacity_verdict((0.0, 0.0), (0.0, 0.0)) == "same"
+    none, some = (PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, *b, ())) for b in ((0.0, 0.0), (100.0, 105.0)))
+    assert judge_capacities(none, some, 5.0)[2] == "higher"
+    assert judge_capacities(some, none, 5.0)[2] == "lower"
+    assert judge_capacities(none, none, 5.0)[2] == "same"
 
 
 def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is_a_note(monkeypatch):

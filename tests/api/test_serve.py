@@ -191,14 +191,16 @@ def test_capacity_comparison_of_planted_services():
 def test_capacities_within_their_loads_noise_are_inconclusive():
     from surrobench.report.serve_tables import capacity_line
     from surrobench.api.compare import ComparedServeRuns
-    from surrobench.results.serve_store import capacity_verdict, compare_capacity
+    from surrobench.records.serve import Capacity, PolicyResult
+    from surrobench.results.serve_store import compare_capacity, judge_capacities
 
     # the same 2 ms service twice, short Poisson loads: too few requests to bound any P99 from above, so each
     # capacity's passing load may truly fail; the two search brackets, [137.5, 144) and [150, 156), do not overlap
     short = dict(arrival="poisson", min_requests=0)
     base, new = _searched_record("a", 2.0, duration_s=1.0, **short), _searched_record("b", 2.0, duration_s=0.5, **short)
     brackets = [r.best().capacity.interval_rps for r in (base, new)]
-    assert capacity_verdict(*brackets) == "higher"  # what the brackets alone would claim
+    alone = [PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, *b, ())) for b in brackets]
+    assert judge_capacities(*alone, 5.0)[2] == "higher"  # what the brackets alone, no load measured, would claim
     cmp = compare_capacity(base, new)
     assert cmp.verdict == "inconclusive" and (cmp.base_rps, cmp.new_rps) == tuple(brackets)
     assert set(cmp.noise_rps) == {"base", "new"} and cmp.noise_rps["new"][0] == 0.0 == cmp.noise_rps["base"][0]

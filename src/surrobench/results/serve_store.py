@@ -1,7 +1,7 @@
 """Serve runs in the results database: a ``runs`` row (so ``history`` lists it) and its serve-v2 record in
 ``serve_runs`` (schema version 7, :mod:`surrobench.results.store`).
 
-Two serve runs compared by their capacity at the P99 target, the best policy of each (:func:`capacity_verdict`).
+Two serve runs compared by their capacity at the P99 target, the best policy of each (:func:`judge_capacities`).
 """
 
 from __future__ import annotations
@@ -59,13 +59,11 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
 
 @dataclass(frozen=True)
 class CapacityComparison(schemas.Plain):
-    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`):
-    each search's bracket ``(capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`; open where
-    ``failing_rps`` is None); ``noise_rps`` the bracket of each side (``base``, ``new``) whose capacity lies within
-    its loads' noise, widened by :meth:`PolicyResult.noise_bracket` (empty: neither); ``ratio`` NEW / BASE of the
-    capacities (None when BASE's is 0) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the
-    brackets judged (widened where noisy; a side None where a bracket is open or a capacity 0); ``verdict`` by
-    :func:`capacity_verdict` over those brackets."""
+    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`): each
+    search's bracket (:attr:`~surrobench.records.serve.Capacity.interval_rps`); ``ratio`` NEW / BASE of the
+    capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket widened by its loads' noise)
+    and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets :func:`judge_capacities` judged
+    (a side None where a bracket is open or a capacity 0)."""
 
     base_run_id: str
     new_run_id: str
@@ -85,26 +83,20 @@ class CapacityComparison(schemas.Plain):
         return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
-def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None], noisy: bool = False) -> str:
-    """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: ``higher`` or ``lower`` when they do
-    not overlap; when they do, ``same`` if both are closed (the searches, at 5% resolution, cannot tell them
-    apart), ``inconclusive`` if one is open (a lower bound) or ``noisy`` (a bracket widened by its loads' noise)."""
-    (b_lo, b_hi), (n_lo, n_hi) = base, new
-    # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
-    if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
-        return "higher"
-    if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
-        return "lower"
-    return "same" if b_hi is not None and n_hi is not None and not noisy else "inconclusive"
-
-
 def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
-    """The one rule of NEW's capacity against BASE's (``compare`` of serve runs, ``optimize --objective capacity``):
-    the brackets judged (:meth:`PolicyResult.noise_bracket`), those widened by noise by side (``base``, ``new``), and
-    :func:`capacity_verdict` over them."""
+    """NEW's capacity against BASE's, the one rule (``compare`` of serve runs, ``optimize --objective capacity``):
+    each bracket as :meth:`PolicyResult.noise_bracket` widens it, those widened by side (``base``, ``new``), and the
+    verdict: ``higher`` or ``lower`` when the brackets do not overlap; when they do, ``same`` if both are closed
+    and neither widened (the searches, at 5% resolution, cannot tell them apart), else ``inconclusive``."""
     judged = [r.noise_bracket(target_p99_ms) for r in (base, new)]
     noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity.interval_rps}
-    return judged, noise, capacity_verdict(*judged, noisy=bool(noise))
+    (b_lo, b_hi), (n_lo, n_hi) = judged
+    # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
+    if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
+        return judged, noise, "higher"
+    if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
+        return judged, noise, "lower"
+    return judged, noise, "same" if b_hi is not None and n_hi is not None and not noise else "inconclusive"
 
 
 def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
@@ -118,7 +110,7 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    judged, noise, verdict = judge_capacities(*best, base.target_p99_ms)
+    judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     (b_lo, b_hi), (n_lo, n_hi) = judged
     (base_lo, base_hi), (new_lo, new_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
     return CapacityComparison(
