@@ -69,7 +69,8 @@ def show(
             console.print(table)
         cut = record.env.get("unsaved") or {}  # how a run cut short ended; the configs it stored, short of rounds
         if record.env.get("interrupted") or cut:
-            short, of = record.short_of_rounds, f" of {cut['planned']} planned" if cut.get("planned") else ""
+            short = record.short_of_rounds
+            of = f" of {cut['planned']} planned" if cut.get("planned") else ""
             how = f"stopped by a failed database write ({cut['cause']})" if cut else "interrupted"
             rounds = f", {short} with fewer rounds than asked" if short else ""
             print_warnings([f"run {record.run_id} was {how}: {len(record.results)}{of} config(s) stored{rounds}"])

@@ -313,11 +313,9 @@ def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError, planned: 
     """The :class:`~surrobench.errors.Unsaved` of a run of ``planned`` configs whose write failed; ``record`` holds
     everything measured, its env :func:`unsaved_env`."""
     mark_unsaved(store, record.run_id)
-    doc, stored = (
-        replace(record, env=unsaved_env(record.env, error, planned)),
-        sum(r.config_id is not None for r in record.results),
-    )
-    return Unsaved(error, doc.to_json(), record.run_id, len(record.results), stored=stored)
+    doc = replace(record, env=unsaved_env(record.env, error, planned)).to_json()
+    stored = sum(r.config_id is not None for r in record.results)
+    return Unsaved(error, doc, record.run_id, len(record.results), stored=stored)
 
 
 def _run_rounds(

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 COLUMNS = ("asked rps", "offered rps", "achieved rps", "requests", "P50 ms", "P95 ms", "P99 ms [95% CI]", "SLO")
 COLUMNS += ("max ms", "queue", "compute", "batch", "busy", "dropped", "late", "gen", "pass")
+#: What batches an endpoint's requests, in place of a policy.
+ENDPOINT_POLICY = "the endpoint's own batching"
 
 
 def rps(value: float) -> str:
@@ -57,7 +59,7 @@ def point_cells(p: LoadPoint) -> list[str]:
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     where = record.label()
-    policy = result.policy.label() if result.policy else "the endpoint's own batching"
+    policy = result.policy.label() if result.policy else ENDPOINT_POLICY
     line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
     if result.capacity is not None:
         c = result.capacity
@@ -179,12 +181,15 @@ CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first
 
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
     """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
-    c, own = pair.capacity, "the endpoint's own batching"
+    c = pair.capacity
     sides = (("BASE", pair.base, c.base_policy, c.base_rps), ("NEW", pair.new, c.new_policy, c.new_rps))
-    return [
-        [side, r.run_id, r.label(), p.label() if p else own, f"{lo:.1f}", "not reached" if hi is None else f"{hi:.1f}"]
-        for side, r, p, (lo, hi) in sides
-    ]
+    rows = []
+    for side, record, policy, (lo, hi) in sides:
+        upper = "not reached" if hi is None else f"{hi:.1f}"
+        rows.append(
+            [side, record.run_id, record.label(), policy.label() if policy else ENDPOINT_POLICY, f"{lo:.1f}", upper]
+        )
+    return rows
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
