@@ -367,7 +367,7 @@ def test_the_capacity_objective_picks_the_policy_and_remedy_the_planted_service_
     def verify(recipe, settings, policy):
         service = planted(recipe)
         result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
-        return f"run-{recipe.name}", result.capacity
+        return f"run-{recipe.name}", result
 
     found = capacity_search(remedies, policies, target, evaluate, verify)
     by_name = {c.recipe: c for c in found.candidates}
@@ -398,7 +398,7 @@ def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(mo
     def verify(recipe, settings, policy):
         service = planted(recipe)
         result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
-        return recipe.name, result.capacity
+        return recipe.name, result
 
     found = capacity_search(remedies, policies, 8.0, evaluate, verify)
     by_name = {c.recipe: c for c in found.candidates}
@@ -426,7 +426,7 @@ def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
     def verify(recipe, settings, policy):
         service = planted(recipe)
         result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
-        return recipe.name, result.capacity
+        return recipe.name, result
 
     found = capacity_search(remedies, policies, 8.0, evaluate, verify)
     by_name = {c.recipe: c for c in found.candidates}
@@ -447,7 +447,8 @@ def test_batch_one_policies_are_predicted_once(monkeypatch):
         return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(service, 8))
 
     policies = (ServePolicy(1, 0.5), ServePolicy(1, 2.0), ServePolicy(8, 1.0))
-    found = capacity_search([], policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 800.0, 900.0, ())))
+    verified = PolicyResult(policies[2], (), Capacity(50.0, 800.0, 900.0, ()))
+    found = capacity_search([], policies, 50.0, evaluate, lambda *_: ("run", verified))
     assert sorted(p.max_batch for p in calls) == [1, 8]
     assert found.candidates[0].predicted_rps == {
         "batch<=1 wait<=0.5ms": 100.0,
@@ -652,7 +653,7 @@ def test_a_remedy_that_makes_an_infeasible_target_feasible_is_recommended(monkey
         service = planted(recipe)
         result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 1))
         loads.append(len(result.points))
-        return recipe.name, result.capacity
+        return recipe.name, result
 
     found = capacity_search([_remedy("fast", "precision")], (ServePolicy(1, 0.0),), 3.0, evaluate, verify)
     assert found.infeasible is None and found.baseline_rps == (0.0, 0.0) and loads[0] == 0 < loads[1]
@@ -667,11 +668,12 @@ def test_the_optimize_command_refuses_capacity_options_without_the_objective(cap
 
 
 def test_capacity_verdicts_of_infeasible_brackets():
-    from surrobench.results.serve_store import capacity_verdict
+    from surrobench.results.serve_store import judge_capacities
 
-    assert capacity_verdict((0.0, 0.0), (100.0, 105.0)) == "higher"
-    assert capacity_verdict((100.0, 105.0), (0.0, 0.0)) == "lower"
-    assert capacity_verdict((0.0, 0.0), (0.0, 0.0)) == "same"
+    none, some = (PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, *b, ())) for b in ((0.0, 0.0), (100.0, 105.0)))
+    assert judge_capacities(none, some, 5.0)[2] == "higher"
+    assert judge_capacities(some, none, 5.0)[2] == "lower"
+    assert judge_capacities(none, none, 5.0)[2] == "same"
 
 
 def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is_a_note(monkeypatch):
@@ -687,12 +689,14 @@ def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is
     remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
     policies = (ServePolicy(8, 1.0),)
     measured = Capacity(50.0, 800.0, 900.0, ())  # 8x the prediction
-    found = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", measured), budget_s=0.0)
+    verified = PolicyResult(policies[0], (), measured)
+    found = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", verified), budget_s=0.0)
     assert [c.recipe for c in found.candidates] == ["baseline"]
     skipped, disproved = found.notes
     assert skipped.endswith("graph, tf32") and "budget" in skipped
     assert disproved.startswith("baseline: predicted 100 rps, measured 800 rps")
-    unbounded = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 90.0, 95.0, ())))
+    near = PolicyResult(policies[0], (), Capacity(50.0, 90.0, 95.0, ()))
+    unbounded = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", near))
     assert [c.recipe for c in unbounded.candidates] == ["baseline", "graph", "tf32"] and not unbounded.notes
 
 
@@ -717,7 +721,7 @@ def _cut_search(monkeypatch, cut: str, *, evaluating: bool = False):
     def verify(recipe, settings, policy):
         if recipe.name == cut:
             raise Interrupted("interrupted: 2 load points stored as run run-cut", SimpleNamespace(run_id="run-cut"))
-        return "run-base", Capacity(8.0, 300.0, 330.0, ())
+        return "run-base", PolicyResult(policy, (), Capacity(8.0, 300.0, 330.0, ()))
 
     remedies = [_remedy("fast", "precision"), _remedy("wrong", "channels_last")]
     with pytest.raises(Interrupted) as info:
@@ -830,11 +834,28 @@ def test_a_candidate_that_meets_the_target_where_the_baseline_meets_it_nowhere_i
 
     def verify(recipe, settings, policy):
         got = Capacity(50.0, 380.0, 420.0, ()) if recipe.remedies else Capacity(50.0, 0.0, 10.0, ())
-        return f"run-{recipe.name}", got
+        return f"run-{recipe.name}", PolicyResult(policy, (), got)
 
     found = capacity_search([_remedy("threads=1", "threads")], (ServePolicy(1, 0.0),), 50.0, evaluate, verify)
     (cand,) = [c for c in found.candidates if c.recipe == "threads=1"]
     assert cand.service_faster is False and found.top == "threads=1" and found.top_run_id == "run-threads=1"
+    assert found.verdict == "higher" and found.recipe == "threads=1"
+
+    # the recipe's passing load at 380 rps too short to bound its P99 from above: it may fail there, as the
+    # baseline's [0, 10) may hold all of it: not higher (compare's one rule), the baseline recommended
+    from surrobench.records.serve import Percentile
+
+    service = PlantedService(1.0)
+    request = serve_request(rates=[100], p99_ms=50.0, max_batch=1, max_wait_ms=0, duration_s=0.5, warmup_s=0.1)
+    (measured,) = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
+    noisy = replace(measured, target_rps=380.0, passed=True, percentiles=(Percentile(0.99, 45.0, (40.0, None), 3),))
+
+    def verify_noisy(recipe, settings, policy):
+        run_id, result = verify(recipe, settings, policy)
+        return run_id, replace(result, points=(noisy,)) if recipe.remedies else result
+
+    found = capacity_search([_remedy("threads=1", "threads")], (ServePolicy(1, 0.0),), 50.0, evaluate, verify_noisy)
+    assert found.verdict == "inconclusive" and found.recipe == "baseline" and found.top_rps == (380.0, 420.0)
 
 
 def test_batches_slower_under_load_than_unloaded_are_named_once_per_policy():

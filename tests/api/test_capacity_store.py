@@ -20,7 +20,7 @@ from surrobench.api.optimize import optimize
 from surrobench.errors import Interrupted
 from surrobench.execution.remedies import Remedy
 from surrobench.records import schemas
-from surrobench.records.serve import Capacity, CapacityOptimization, UnloadedLatency
+from surrobench.records.serve import Capacity, CapacityOptimization, PolicyResult, UnloadedLatency
 from surrobench.report.optimize import capacity_lines
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.optimize_store import add_optimization, find_optimization, optimizations_of_runs
@@ -43,10 +43,10 @@ def _planted(monkeypatch, *, cut: bool = False) -> None:
 
     def verify(recipe, settings, policy):
         if not recipe.remedies:
-            return "run-base", Capacity(8.0, 300.0, 330.0, ())
+            return "run-base", PolicyResult(policy, (), Capacity(8.0, 300.0, 330.0, ()))
         if cut:
             raise Interrupted("interrupted: stored as run run-cut", SimpleNamespace(run_id="run-cut"))
-        return "run-top", Capacity(8.0, 600.0, 660.0, ())
+        return "run-top", PolicyResult(policy, (), Capacity(8.0, 600.0, 660.0, ()))
 
     fast = Remedy("fast", (("precision", "fast"),), ("cpu",), "fast", ())
     monkeypatch.setattr(

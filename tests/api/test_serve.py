@@ -15,7 +15,7 @@ from torch import nn
 
 from synthetic import PlantedService
 
-from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
+from surrobench.api.serve import find_capacity, search_notes, serve, serve_policy, serve_request
 from surrobench.errors import Interrupted, UsageError
 from surrobench.cli.options import usage_line
 from surrobench.records.serve import ServePolicy, serve_from_json
@@ -188,6 +188,33 @@ def test_capacity_comparison_of_planted_services():
         compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
 
 
+def test_capacities_within_their_loads_noise_are_inconclusive():
+    from surrobench.report.serve_tables import capacity_line
+    from surrobench.api.compare import ComparedServeRuns
+    from surrobench.records.serve import Capacity, PolicyResult
+    from surrobench.results.serve_store import compare_capacity, judge_capacities
+
+    # the same 2 ms service twice, short Poisson loads: too few requests to bound any P99 from above, so each
+    # capacity's passing load may truly fail; the two search brackets, [137.5, 144) and [150, 156), do not overlap
+    short = dict(arrival="poisson", min_requests=0)
+    base, new = _searched_record("a", 2.0, duration_s=1.0, **short), _searched_record("b", 2.0, duration_s=0.5, **short)
+    brackets = [r.best().capacity.interval_rps for r in (base, new)]
+    alone = [PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, *b, ())) for b in brackets]
+    assert judge_capacities(*alone, 5.0)[2] == "higher"  # what the brackets alone, no load measured, would claim
+    cmp = compare_capacity(base, new)
+    assert cmp.verdict == "inconclusive" and (cmp.base_rps, cmp.new_rps) == tuple(brackets)
+    assert set(cmp.noise_rps) == {"base", "new"} and cmp.noise_rps["new"][0] == 0.0 == cmp.noise_rps["base"][0]
+    assert cmp.ratio_interval[1] is None  # no pass with an upper bound on its P99: NEW / 0 has no upper end
+    assert cmp.noise_rps["new"][1] > brackets[1][1]  # its failing end moved up to a load failing beyond its noise
+    assert "NEW's capacity lies within its loads' noise" in capacity_line(ComparedServeRuns(base, new, cmp))
+    request = serve_request(find_max=True, p99_ms=5.0, max_batch=1, duration_s=0.5, **short)
+    assert any("within the loads' noise" in n for n in search_notes(request, new.policies))
+    # loads long enough to bound the P99 at the bracket's ends: judged by the search's brackets
+    firm = _searched_record("c", 1.0, duration_s=1.0, **short)
+    assert firm.best().noise_bracket(5.0) == firm.best().capacity.interval_rps
+    assert compare_capacity(base, firm).noise_rps.keys() == {"base"}
+
+
 def _empty_record() -> dict:
     return {
         "schema": "surrobench/serve-v1",
@@ -207,14 +234,14 @@ def _empty_record() -> dict:
     }
 
 
-def _searched_record(run_id: str, ms: float):
-    """A serve record of a 1-request batcher over a planted ``ms`` service, searched at P99 <= 5 ms."""
+def _searched_record(run_id: str, ms: float, **load):
+    """A serve record of a 1-request batcher over a planted ``ms`` service, searched at P99 <= 5 ms (``load``: the
+    request's arrival, duration_s, min_requests instead of a constant rate for 2 s)."""
     from dataclasses import replace
 
     service = PlantedService(ms, 0.0)
-    request = serve_request(
-        find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
-    )
+    load = {"duration_s": 2.0, "arrival": "constant", **load}
+    request = serve_request(find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, warmup_s=0.2, **load)
     result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
     return replace(serve_from_json(_empty_record()), run_id=run_id, policies=(result,))
 

@@ -49,6 +49,7 @@ def test_a_disk_full_sweep_keeps_its_json(tmp_path, capsys, disk_full_on_second_
     assert run_cli([*SWEEP, *FAST, "--db", str(db), "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the low-iterations warning
     assert err.startswith("surrobench: error: ") and "disk full" in err and str(out) in err and "import" in err
+    assert "database or disk is full" not in err  # the cause in the tool's words, not SQLite's too
     assert "2 config(s) measured, 1 stored" in err
     run = run_from_json(json.loads(out.read_text()))
     assert [r.batch for r in run.results] == [1, 2]  # the stored config and the one the database refused
@@ -71,15 +72,49 @@ def test_without_json_a_recovery_file_beside_the_database_imports_back(tmp_path,
     assert (imported.what, imported.record_id, imported.added) == ("run", kept.run_id, 2)
     with ResultStore(fresh) as store:
         assert store.load_run(kept.run_id) == kept
-    assert _stored(fresh) == ("complete", 2)
+    assert _stored(fresh) == ("unsaved", 2)  # as the file says it ended: 2 of 3 configs measured
     assert surrobench.import_run(recovery, db=fresh).added == 0  # idempotent
 
-    assert run_cli(["import", str(recovery), "--db", str(db)]) == 0  # completes the run in its own database
-    assert _stored(db) == ("complete", 2)
+    assert run_cli(["import", str(recovery), "--db", str(db)]) == 0  # stores the rest in its own database
+    assert _stored(db) == ("unsaved", 2)
     with ResultStore(db) as store:
         again = store.load_run(kept.run_id)
     # the first config as the sweep stored it (its ladder label and settings beyond the run JSON's), then the one imported
     assert [(r.key(), r.samples_ms) for r in again.results] == [(r.key(), r.samples_ms) for r in kept.results]
+
+
+def test_a_disk_that_fills_mid_run_keeps_the_runs_state_at_each_step(
+    tmp_path, capsys, monkeypatch, disk_full_on_second_config
+):
+    """At 0 bytes free no journaled write goes through (SQLite's rollback journal cannot grow): the run is still
+    marked ``unsaved`` (in place), its recovery file says how it ended, and ``import`` keeps that, not ``complete``."""
+    from contextlib import contextmanager
+
+    from surrobench.errors import StoreWriteError
+
+    real = ResultStore._writing
+
+    @contextmanager
+    def journaled(self):  # once the second config failed, the disk is full for every write with a journal
+        full = disk_full_on_second_config["inserts"] >= 2 and disk_full_on_second_config["full"]
+        if full and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "memory":
+            raise StoreWriteError("cannot write: disk full", path=self.path, cause="disk full")
+        with real(self):
+            yield
+
+    monkeypatch.setattr(ResultStore, "_writing", journaled)
+    db = tmp_path / "r.db"
+    assert run_cli([*SWEEP, *FAST, "--db", str(db)]) == 2
+    (recovery,) = tmp_path.glob("r.unsaved-*.json")
+    doc = json.loads(recovery.read_text())
+    assert doc["env"]["unsaved"] == {"cause": "disk full", "planned": 3} and len(doc["results"]) == 2
+    assert _stored(db) == ("unsaved", 1)  # not left running (abandoned once the process is gone)
+    disk_full_on_second_config["full"] = False
+    assert surrobench.import_run(recovery, db=db).added == 1
+    assert _stored(db) == ("unsaved", 2)  # 2 of the 3 configs planned: not complete
+    capsys.readouterr()
+    assert run_cli(["show", doc["run_id"], "--db", str(db)]) == 0
+    assert "stopped by a failed database write (disk full): 2 of 3 planned config(s) stored" in capsys.readouterr().err
 
 
 def test_import_refuses_another_run_of_the_same_id(tmp_path, capsys):
@@ -122,6 +157,24 @@ def test_what_failed_is_named(tmp_path, monkeypatch, error, free_bytes, cause):
     assert write_failure(error, tmp_path / "r.db") == cause
 
 
+def test_the_error_line_tells_the_cause_in_its_own_words(tmp_path, monkeypatch):
+    """SQLite's text is on the line only where no cause is known; a database opened on a full disk says so alone."""
+    from surrobench.errors import UsageError
+
+    rollback = _error("SQLITE_ERROR", "cannot rollback - no transaction is active")
+    assert store_module.cause_text("disk full", rollback) == "disk full"
+    assert store_module.cause_text("write failed", rollback) == "cannot rollback - no transaction is active"
+    monkeypatch.setattr(store_module.shutil, "disk_usage", lambda path: type("U", (), {"free": 0})())
+
+    def full(self, read_only=False):
+        raise rollback
+
+    monkeypatch.setattr(ResultStore, "_open_schema", full)
+    with pytest.raises(UsageError) as raised:
+        ResultStore(tmp_path / "r.db")
+    assert str(raised.value) == f"cannot use results database {str(tmp_path / 'r.db')!r}: disk full"
+
+
 def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys, monkeypatch):
     """The run row is written, then the first load point's write finds the database locked: the load point is in
     the recovery file, which imports back as the serve run."""
@@ -153,7 +206,10 @@ def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys
     assert (imported.what, imported.record_id, imported.added) == ("serve run", doc["run_id"], 0)
     with ResultStore(db) as store:
         assert serve_store.load_serve(store, doc["run_id"]) == serve_from_json(doc)
-    assert _stored(db)[0] == "complete"
+    assert _stored(db)[0] == "unsaved" and doc["env"]["unsaved"] == {
+        "cause": "locked by another process",
+        "planned": 2,
+    }
 
 
 def test_an_optimize_whose_database_fills_keeps_its_json(tmp_path, capsys, disk_full_on_second_config):

@@ -14,6 +14,7 @@ from surrobench.results.compare import (
     compare_config,
     compare_runs,
     diff_ops,
+    gate_failed,
     match_configs,
 )
 from surrobench.records.schemas import COMPARE as COMPARE_SCHEMA
@@ -176,6 +177,23 @@ def test_compare_runs_json_and_gate():
     assert [o["input_shape"] for o in data["only_base"]] == [[1, 3, 32, 32]]
     assert [o["input_shape"] for o in data["only_new"]] == [[1, 3, 256, 256]]
     assert not compare_runs(base, base).any_regression
+
+
+def test_one_model_file_spelled_two_ways_is_named_when_its_configs_do_not_match():
+    from surrobench.report.comparison import summary_line
+
+    s = latency_samples(1.0, 0.01)
+    base = run("a", [config(s, model="models.py:sfno"), config(s, model="other.py:sfno", size=32)])
+    new = run("b", [config(s, model="../models.py:sfno"), config(s, model="./other.py:sfno", size=16)])
+    cmp = compare_runs(base, new)
+    assert not cmp.configs and cmp.respelled == (("models.py:sfno", "../models.py:sfno"),)  # other.py: shapes differ
+    assert json.loads(json.dumps(cmp.to_json()))["respelled"] == [["models.py:sfno", "../models.py:sfno"]]
+    assert "'models.py:sfno' and NEW's '../models.py:sfno' name files of one name" in summary_line(cmp)
+    # stored labels are matched as they are: the same spelling still pairs, other zoo names are never respelled
+    same = compare_runs(base, run("c", [config(s, model="models.py:sfno"), config(s, model="fno2d")]))
+    assert len(same.configs) == 1 and same.respelled == ()
+    with pytest.raises(UsageError, match="no config in common"):
+        gate_failed(cmp)
 
 
 @pytest.mark.parametrize("threshold", [-0.1, 1.0, "0.05", None, True])

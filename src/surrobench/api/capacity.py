@@ -6,7 +6,7 @@ serve's batch service, checked by optimize's accuracy guard, its unloaded latenc
 predicted per policy (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate predicted highest
 whose service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the
 stack below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is
-recommended when :func:`~surrobench.results.serve_store.capacity_verdict` says ``higher``.
+recommended when :func:`~surrobench.results.serve_store.judge_capacities` says ``higher``.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from surrobench.execution.runner import config_inputs, prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import new_run_id
 from surrobench.records.run import created_now
-from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, ServePolicy
+from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, PolicyResult, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
 from surrobench.results.optimize_store import add_optimization
-from surrobench.results.serve_store import capacity_verdict
+from surrobench.results.serve_store import judge_capacities
 from surrobench.tune.bench import free_device, probe_forward, remedy_infeasible
 from surrobench.tune.request import remedy_names
 
@@ -63,9 +63,10 @@ class Evaluated:
     unloaded: dict[int, UnloadedLatency]
 
 
-#: ``evaluate(recipe) -> Evaluated``; ``verify(recipe, settings, policy) -> (run id, Capacity)`` measured under load.
+#: ``evaluate(recipe) -> Evaluated``; ``verify(recipe, settings, policy) -> (run id, PolicyResult)`` its capacity
+#: measured under load.
 Evaluate = Callable[[Recipe], Evaluated]
-Verify = Callable[[Recipe, dict, ServePolicy], tuple[str, Capacity]]
+Verify = Callable[[Recipe, dict, ServePolicy], tuple[str, PolicyResult]]
 
 
 def _rounds(samples: tuple[float, ...]) -> list[list[float]]:
@@ -169,15 +170,15 @@ def capacity_search(
         out = replace(out, notes=tuple(notes))
         if why is not None:
             return replace(out, search_s=time.monotonic() - began)
-        base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
-        out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
-        out = replace(out, notes=out.notes + _prediction_note(base, base_cap))
+        base_id, base_res = verify(Recipe(), base.settings, base.best_policy)
+        out = replace(out, baseline_run_id=base_id, baseline_rps=base_res.capacity.interval_rps)
+        out = replace(out, notes=out.notes + _prediction_note(base, base_res.capacity))
         if top is not base:
-            top_id, top_cap = verify(measured[top.recipe][2], top.settings, top.best_policy)
-            verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
-            out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
+            top_id, top_res = verify(measured[top.recipe][2], top.settings, top.best_policy)
+            verdict = judge_capacities(base_res, top_res, target_p99_ms)[2]
+            out = replace(out, top_run_id=top_id, top_rps=top_res.capacity.interval_rps, verdict=verdict)
             out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
-            out = replace(out, notes=out.notes + _prediction_note(top, top_cap))
+            out = replace(out, notes=out.notes + _prediction_note(top, top_res.capacity))
     except (Interrupted, KeyboardInterrupt) as cut:  # a verifying serve's partial: its run, stored interrupted
         doing = f"verifying {'the baseline' if out.baseline_run_id is None else out.top} under load"
         what = doing if out.candidates else f"measuring the candidates ({len(candidates)} measured)"
@@ -249,11 +250,8 @@ def optimize_capacity(
     _one_config(plan, request)
     cfg = plan.configs[0]
     names = remedy_names(only, cfg.device, thorough=thorough)
-    remedies = [
-        r
-        for r in candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
-        if cfg.device in r.devices and (names is None or r.name in names)
-    ]
+    pool = candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
+    remedies = [r for r in pool if cfg.device in r.devices and (names is None or r.name in names)]
     top_batch = max(p.max_batch for p in request.policies)
 
     @functools.cache
@@ -279,7 +277,7 @@ def optimize_capacity(
 
     keep = {k: v for k, v in sweep.items() if k not in (*SETTINGS.values(), "tag")}
 
-    def verify(recipe: Recipe, settings: dict, policy: ServePolicy) -> tuple[str, Capacity]:
+    def verify(recipe: Recipe, settings: dict, policy: ServePolicy) -> tuple[str, PolicyResult]:
         run_settings = {SETTINGS[k]: v for k, v in settings.items() if v is not None}
         record = serve(
             model,
@@ -295,7 +293,7 @@ def optimize_capacity(
         )
         if record.policies[0].capacity is None:  # not served: its first output held NaN/Inf (as evaluate refuses)
             raise NonfiniteOutputError(record.policies[0].nonfinite)
-        return record.run_id, record.policies[0].capacity
+        return record.run_id, record.policies[0]
 
     workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "device": cfg.device}
     with open_store(db):  # the database is checked (and migrated) before anything is measured

@@ -78,7 +78,7 @@ class ComparedRuns:
     comparison: RunComparison
 
     def to_json(self) -> dict:
-        """``surrobench/compare-v1`` (:meth:`RunComparison.to_json`)."""
+        """``surrobench/compare-v2`` (:meth:`RunComparison.to_json`)."""
         return self.comparison.to_json()
 
 
@@ -222,9 +222,8 @@ def history(
         try:
             dt.datetime.fromisoformat(since)
         except ValueError:
-            raise UsageError.bad(
-                "since", f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
-            ) from None
+            detail = f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
+            raise UsageError.bad("since", detail) from None
     if not Path(db).is_file():
         raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:
@@ -249,7 +248,7 @@ class ImportedRun:
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, the capacity objective's too, or an
     :class:`~surrobench.errors.Unsaved`'s recovery file) in ``db`` (created when missing): a run's configs the
-    database lacks, ``complete`` or ``interrupted`` as its file says; a serve run or an optimization whole (not an
+    database lacks, ``complete``, ``interrupted`` or ``unsaved`` as its file says; a serve run or an optimization whole (not an
     optimization's baseline and recipe runs, which its file lacks). Behind ``surrobench import``.
 
     Raises:
@@ -293,8 +292,9 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
 
 
 def _state(env: dict) -> str:
-    """The state of an imported run: ``interrupted`` when its file says so, else ``complete``."""
-    return "interrupted" if env.get("interrupted") else "complete"
+    """The state of an imported run: how its file says it ended (``interrupted``; ``unsaved``, stopped by a failed
+    database write: :func:`~surrobench.execution.sweep.unsaved_env`), else ``complete``."""
+    return "interrupted" if env.get("interrupted") else "unsaved" if env.get("unsaved") else "complete"
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:

@@ -86,8 +86,7 @@ def profile_config(
     table = OpTable.from_json(child["op_table"])
     step_ms = profiled_step_ms(child["active_step_ms"])
     overhead = step_ms / result.latency_ms.median - 1 if result.latency_ms else None
-    top = table.top_op()
-    if top is not None:
+    if (top := table.top_op()) is not None:
         result = result.with_top_op(top.name, top.share)
         store.set_top_op(config_id, top.name, top.share)
     trace = child["trace_path"]
@@ -95,8 +94,7 @@ def profile_config(
     scale = op_time_scale(table, step_ms, result.latency_ms.median if result.latency_ms else None)
     shapes = [s.shape for s in result.inputs] or [tuple(child["input_shape"])]
     readings = read_table(table, cfg.model, *shapes, compiled=cfg.mode == "compile", scale=scale)
-    kernels = child.get("kernel_table")
-    kernels = KernelTable.from_json(kernels) if kernels else None
+    kernels = KernelTable.from_json(found) if (found := child.get("kernel_table")) else None
     if kernels is not None:
         add_kernel_table(store, config_id, kernels)
     counters = None
@@ -215,16 +213,13 @@ def profile_phase(
     try:
         hooks.on_profile_start(to_profile)
         record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
+        store.finish_run(record.run_id)
     except (KeyboardInterrupt, StoreWriteError) as exc:  # the run with the top op of the configs profiled
         profiled = {r.config.config_id: r.config for r in done}
         cut = replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results))
         if isinstance(exc, StoreWriteError):  # the timings were stored
-            raise unsaved(store, cut, exc)
+            raise unsaved(store, cut, exc, len(plan.configs)) from None
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
-    try:
-        store.finish_run(record.run_id)
-    except StoreWriteError as exc:
-        raise unsaved(store, record, exc) from None
     return record, reports
 
 

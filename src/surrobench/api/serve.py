@@ -41,7 +41,7 @@ from surrobench.execution.http_load import check_reachable, check_url, http_open
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment
+from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment, unsaved_env
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
@@ -282,8 +282,8 @@ def search_notes(
     for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
         name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
         for p in (p for p in r.points if p.target_rps in (c.capacity_rps, c.failing_rps)):
-            lo, hi = p.percentile(0.99).ci95_ms
-            if c.capacity_rps and (lo or 0.0) <= request.target_p99_ms <= (hi or math.inf):
+            if c.capacity_rps and p.p99_holds(request.target_p99_ms):
+                lo, hi = p.percentile(0.99).ci95_ms
                 notes += (
                     f"{name}: the P99 at {p.load()}, {p.p99_ms:.3g} ms, has a 95% interval [{lo or 0.0:.3g}, "
                     f"{hi or math.inf:.3g}] holding the target: the capacity lies within the loads' noise",
@@ -414,11 +414,9 @@ def _one_config(plan, request: ServeRequest) -> None:
     """Refuse a plan of several configs, and a largest max batch whose inputs do not fit (the padded batch the
     service allocates, checked as a sweep checks its batches: :func:`~surrobench.execution.sweep.check_input_size`)."""
     req, cfg, largest = plan.request, plan.configs[0], max(p.max_batch for p in request.policies)
-    many = [
-        (f, v) for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1
-    ]
+    many = [f for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1]
     if many or len(plan.configs) != 1:
-        flag = many[0][0] if many else "shape"
+        flag = many[0] if many else "shape"
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
     if request.url is None:
         free = available_bytes(cfg.device)
@@ -483,7 +481,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         of = f" of {total}" if total is not None else ""
         raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
-        cut = progress.record(record)
+        cut = progress.record(replace(record, env=unsaved_env(record.env, exc, total)))
         mark_unsaved(store, record.run_id)
         raise Unsaved(exc, cut.to_json(), record.run_id, cut.n_points, what="serve run", unit="load point") from None
     except UsageError as exc:  # met mid-run (an endpoint that failed every request, a model that raised)
@@ -603,9 +601,8 @@ def serve(
                 else:
                     done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
                     model_notes += info.checks.notes()
-        notes = tuple(
-            n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
-        )
+        points = [point for p in done for point in p.points]
+        notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()

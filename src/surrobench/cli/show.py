@@ -32,9 +32,8 @@ def import_(
         added = f"{imported.added} config(s) added" if imported.added else "every config was stored already"
     else:
         added = "added" if imported.added else "replaced"
-    console.print(
-        f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}", soft_wrap=True
-    )
+    line = f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}"
+    console.print(line, soft_wrap=True)
 
 
 @app.command()
@@ -68,10 +67,13 @@ def show(
     else:
         for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
             console.print(table)
-        if record.env.get("interrupted"):  # the configs it stored, and those with fewer rounds than asked
+        cut = record.env.get("unsaved") or {}  # how a run cut short ended; the configs it stored, short of rounds
+        if record.env.get("interrupted") or cut:
             short = record.short_of_rounds
+            of = f" of {cut['planned']} planned" if cut.get("planned") else ""
+            how = f"stopped by a failed database write ({cut['cause']})" if cut else "interrupted"
             rounds = f", {short} with fewer rounds than asked" if short else ""
-            print_warnings([f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"])
+            print_warnings([f"run {record.run_id} was {how}: {len(record.results)}{of} config(s) stored{rounds}"])
         as_markdown = run_markdown
     if markdown is not None:
         write_output(markdown, as_markdown(record), "--markdown")

@@ -277,18 +277,15 @@ def execute_sweep(
     results: list[ConfigResult] = []
     try:
         _run_rounds(request.rounds, run.run_id, store, configs, measure, hooks.on_result, results)
-    except KeyboardInterrupt:
-        raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
-    except StoreWriteError as exc:
-        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
-    try:
         if request.device == "cuda":
             env["gpu_clocks"]["after"] = gpu_readings()
             store.update_env(run.run_id, env)
         if finish:
             store.finish_run(run.run_id)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
     except StoreWriteError as exc:
-        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
+        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
@@ -306,11 +303,19 @@ def mark_unsaved(store: RunSink, *run_ids: str) -> None:
             store.finish_run(run_id, "unsaved")
 
 
-def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:
-    """The :class:`~surrobench.errors.Unsaved` of a run whose write failed; ``record`` holds everything measured."""
+def unsaved_env(env: dict, error: StoreWriteError, planned: int | None = None) -> dict:
+    """``env`` with how its run ended when a write failed, as its document keeps it for ``import``: ``unsaved``,
+    ``{"cause": error.cause, "planned": the configs (or load points) it meant to measure, None: not known}``."""
+    return {**env, "unsaved": {"cause": error.cause, "planned": planned}}
+
+
+def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError, planned: int) -> Unsaved:
+    """The :class:`~surrobench.errors.Unsaved` of a run of ``planned`` configs whose write failed; ``record`` holds
+    everything measured, its env :func:`unsaved_env`."""
     mark_unsaved(store, record.run_id)
+    doc = replace(record, env=unsaved_env(record.env, error, planned)).to_json()
     stored = sum(r.config_id is not None for r in record.results)
-    return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
+    return Unsaved(error, doc, record.run_id, len(record.results), stored=stored)
 
 
 def _run_rounds(
@@ -384,10 +389,8 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
     """Configs whose forward grew memory on most timed calls or changed its input
     (:mod:`surrobench.execution.sanity`)."""
-    out = []
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
-    if leaks:
-        out.append(leak_warning(leaks))
+    out = [leak_warning(leaks)] if leaks else []
     mutated = [(r.label(), r.extra[MUTATED_KEY]) for r in results if r.extra.get(MUTATED_KEY)]
     if mutated:
         out.append(
@@ -402,9 +405,7 @@ def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
     the CPU."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
-    out = []
-    if flat:
-        out.append(f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}")
+    out = [f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}"] if flat else []
     if cpu_graphs:
         out.append(
             "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only): "

@@ -156,6 +156,11 @@ class LoadPoint(schemas.Plain):
     def p99_ms(self) -> float:
         return self.percentile(0.99).value_ms
 
+    def p99_holds(self, target_ms: float) -> bool:
+        """Whether the P99's 95% interval (a side None: unbounded) holds ``target_ms``: pass or fail is noise."""
+        lo, hi = self.percentile(0.99).ci95_ms
+        return (lo or 0.0) <= target_ms <= (hi if hi is not None else math.inf)
+
     def load(self) -> str:
         """The load offered, in prose: the asked rate (``20 rps``), ``concurrency 4``, or ``the replay``."""
         name = f"concurrency {self.concurrency}" if self.concurrency else "the replay"
@@ -284,6 +289,25 @@ class PolicyResult(schemas.Plain):
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
         return (lower, upper) if judged else None
 
+    def noise_bracket(self, target_p99_ms: float) -> tuple[float, float | None]:
+        """The capacity's bracket widened by the loads' noise: each end moves outward over the rates of its verdict
+        (passing below, failing above) to the first whose P99 interval does not hold the target
+        (:meth:`LoadPoint.p99_holds`); where none does, to the farthest of them, or to 0 below (open above) when one
+        had no bound on the side that judges it (too few requests: a pass without an upper bound supports nothing)."""
+
+        def outward(points: list[LoadPoint], side: int, end: float | None, unknown: float | None) -> float | None:
+            if not points or points[0].target_rps != end:  # the end's own load not measured: as searched
+                return end
+            firm = next((p.target_rps for p in points if not p.p99_holds(target_p99_ms)), None)
+            bare = any(p.percentile(0.99).ci95_ms[side] is None for p in points)
+            return firm if firm is not None else unknown if bare else points[-1].target_rps
+
+        lo, hi = self.capacity.interval_rps
+        rated = sorted((p for p in self.points if p.target_rps), key=lambda p: p.target_rps)
+        lo = outward([p for p in reversed(rated) if p.passed and p.target_rps <= lo], 1, lo, 0.0)
+        hi = hi if hi is None else outward([p for p in rated if p.passed is False and p.target_rps >= hi], 0, hi, None)
+        return lo, hi
+
 
 @dataclass(frozen=True)
 class ServeRecord(schemas.Plain):
@@ -330,8 +354,7 @@ class ServeRecord(schemas.Plain):
 
     @property
     def best_policy(self) -> ServePolicy | None:
-        best = self.best()
-        return best.policy if best else None
+        return best.policy if (best := self.best()) else None
 
     @property
     def n_points(self) -> int:
@@ -398,7 +421,7 @@ class CapacityOptimization(schemas.Plain):
             not the baseline); verified under load.
         baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
             best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
-        verdict: the top against the baseline by :func:`surrobench.results.serve_store.capacity_verdict`
+        verdict: the top against the baseline by :func:`surrobench.results.serve_store.judge_capacities`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;
             None in the partial record of an interrupted search, or when the baseline failed (nothing was decided).

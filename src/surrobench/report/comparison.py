@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from rich.table import Table
 
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
@@ -96,9 +98,15 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
 
 
 def summary_line(cmp: RunComparison) -> str:
-    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``."""
+    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``, then each model
+    spelled two ways (:attr:`RunComparison.respelled`)."""
     counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n)
-    return f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    line = f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    return line + "".join(
+        f"; BASE's {b!r} and NEW's {n!r} name files of one name spelled differently: configs match by the name as "
+        "typed (if they are one file, run both from one folder with one spelling)"
+        for b, n in cmp.respelled
+    )
 
 
 def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
@@ -126,19 +134,14 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
         columns, ("ranks", "model", "shape", "mode", "top op share"), _MINOR, wrap=("model", "top op share")
     )
     title = f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}"
-    tables = [fit_table(cols, rows, width, title=title, caption=summary_line(cmp))]
-    notes = [(pair_label(c), note) for c in cmp.configs for note in c.notes]
-    if notes:
-        tables.append(plain_table(("config", "note"), notes, title="notes", escape=True, width=width))
+    tables = [fit_table(cols, rows, width, title=title, caption=rich_escape(summary_line(cmp)))]
+    table = functools.partial(plain_table, escape=True, width=width)
+    if notes := [(pair_label(c), note) for c in cmp.configs for note in c.notes]:
+        tables.append(table(("config", "note"), notes, title="notes"))
     if unmatched := unmatched_rows(cmp):
-        tables.append(
-            plain_table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only", escape=True, width=width)
-        )
-    if cmp.env_diff:
-        rows = [(d.key, d.base, d.new) for d in cmp.env_diff]
-        tables.append(
-            plain_table(("key", "BASE", "NEW"), rows, title="environment differences", escape=True, width=width)
-        )
+        tables.append(table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only"))
+    if env := [(d.key, d.base, d.new) for d in cmp.env_diff]:
+        tables.append(table(("key", "BASE", "NEW"), env, title="environment differences"))
     for c in (c for c in cmp.configs if c.op_deltas):
         title = rich_escape(f"op self time: {pair_label(c)}")
         header = ("op", "BASE ms", "NEW ms", "change")

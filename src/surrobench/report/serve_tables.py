@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 COLUMNS = ("asked rps", "offered rps", "achieved rps", "requests", "P50 ms", "P95 ms", "P99 ms [95% CI]", "SLO")
 COLUMNS += ("max ms", "queue", "compute", "batch", "busy", "dropped", "late", "gen", "pass")
+#: What batches an endpoint's requests, in place of a policy.
+ENDPOINT_POLICY = "the endpoint's own batching"
 
 
 def rps(value: float) -> str:
@@ -57,7 +59,7 @@ def point_cells(p: LoadPoint) -> list[str]:
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     where = record.label()
-    policy = result.policy.label() if result.policy else "the endpoint's own batching"
+    policy = result.policy.label() if result.policy else ENDPOINT_POLICY
     line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
     if result.capacity is not None:
         c = result.capacity
@@ -150,13 +152,12 @@ def best_line(record: ServeRecord) -> str | None:
         return why
     tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
     if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
-        one = next((u for u in record.unloaded if u.batch == 1), None)
-        unloaded = (
-            f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
-            if one
-            else ""
+        line = (
+            f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps"
         )
-        return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
+        if one := next((u for u in record.unloaded if u.batch == 1), None):
+            line += f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
+        return line
     best, points = record.best(), [p for r in record.policies for p in r.points]
     if best is None and record.find_max is False and points:
         return _loads_line(record, points)
@@ -181,23 +182,25 @@ CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
     """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
     c = pair.capacity
+    sides = (("BASE", pair.base, c.base_policy, c.base_rps), ("NEW", pair.new, c.new_policy, c.new_rps))
     rows = []
-    for side, record, policy, (lo, hi) in (
-        ("BASE", pair.base, c.base_policy, c.base_rps),
-        ("NEW", pair.new, c.new_policy, c.new_rps),
-    ):
-        label = policy.label() if policy else "the endpoint's own batching"
+    for side, record, policy, (lo, hi) in sides:
+        upper = "not reached" if hi is None else f"{hi:.1f}"
         rows.append(
-            [side, record.run_id, record.label(), label, f"{lo:.1f}", "not reached" if hi is None else f"{hi:.1f}"]
+            [side, record.run_id, record.label(), policy.label() if policy else ENDPOINT_POLICY, f"{lo:.1f}", upper]
         )
     return rows
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
-    """NEW / BASE capacity with the interval of the two brackets, and the verdict."""
-    c = pair.capacity
-    lo, hi = c.ratio_interval
-    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}"
+    """NEW / BASE capacity with the interval of the two brackets judged, the verdict, and each side whose capacity
+    lies within its loads' noise with the bracket it was judged by."""
+    c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
+    noise = "".join(
+        f"; {k.upper()}'s capacity lies within its loads' noise, judged as [{a:.1f}, {fmt(b, '.1f')})"
+        for k, (a, b) in c.noise_rps.items()
+    )
+    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{noise}"
 
 
 def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:

@@ -21,6 +21,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 
 from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
@@ -158,7 +159,8 @@ class EnvDifference(schemas.Plain):
 
 @dataclass(frozen=True)
 class RunComparison:
-    """The comparison of two runs: matched configs, configs found on one side only, env differences."""
+    """The comparison of two runs: matched configs, configs found on one side only, env differences, and the model
+    names of configs on one side only that differ in spelling alone (:func:`respelled`)."""
 
     base_run_id: str
     new_run_id: str
@@ -167,6 +169,7 @@ class RunComparison:
     only_base: tuple[ConfigResult, ...] = ()
     only_new: tuple[ConfigResult, ...] = ()
     env_diff: tuple[EnvDifference, ...] = ()
+    respelled: tuple[tuple[str, str], ...] = ()
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -191,6 +194,7 @@ class RunComparison:
             "only_base": [r.key().identity_json() for r in self.only_base],
             "only_new": [r.key().identity_json() for r in self.only_new],
             "env_diff": [d.to_json() for d in self.env_diff],
+            "respelled": [list(pair) for pair in self.respelled],
         }
 
 
@@ -282,7 +286,21 @@ def compare_runs(
     run_level = _env_differences(base.env, new.env)
     shown = {d.key for d in run_level}
     env_diff = run_level + tuple(d for d in _config_differences(pairs) if d.key.removeprefix("config.") not in shown)
-    return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff)
+    alike = respelled(only_base, only_new)
+    return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff, alike)
+
+
+def respelled(only_base: tuple[ConfigResult, ...], only_new: tuple[ConfigResult, ...]) -> tuple[tuple[str, str], ...]:
+    """``(BASE model, NEW model)`` of configs in one run only, their models spelled differently but naming a file of
+    one name and factory (``models.py:sfno``, ``../models.py:sfno``), every other key field equal. A run does not
+    record the folder it ran in, so the file is compared by its name."""
+
+    def named(r: ConfigResult) -> tuple:  # a name that is no file stands for itself alone
+        file, _, factory = r.model.rpartition(":") if ".py:" in r.model else (r.model, "", "")
+        return (PurePath(file).name, factory, *r.key()[1:]) if file.endswith((".py", ".pt2")) else (r.model,)
+
+    pairs = ((b.model, n.model) for b in only_base for n in only_new if b.model != n.model and named(b) == named(n))
+    return tuple(dict.fromkeys(pairs))
 
 
 def match_configs(
@@ -345,16 +363,14 @@ def compare_config(
         UsageError: threshold not in [0, 1).
     """
     rule = _rule(threshold)
+    own = all(
+        r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
+        for r in (base, new)
+    )
+    same_top = base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
     common = {
-        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes)
-        if all(
-            r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
-            for r in (base, new)
-        )
-        else None,
-        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share"))
-        if base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
-        else None,
+        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
+        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
     settings = settings_note(base, new)

@@ -1,18 +1,18 @@
 """Serve runs in the results database: a ``runs`` row (so ``history`` lists it) and its serve-v2 record in
 ``serve_runs`` (schema version 7, :mod:`surrobench.results.store`).
 
-Two serve runs compared by their capacity at the P99 target, the best policy of each (:func:`capacity_verdict`).
+Two serve runs compared by their capacity at the P99 target, the best policy of each (:func:`judge_capacities`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.run import RunRecord
-from surrobench.records.serve import ServePolicy, ServeRecord, serve_from_json
+from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
 from surrobench.results.store import ResultStore, named
 
 
@@ -33,8 +33,7 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 
 
 def _write(store: ResultStore, record: ServeRecord) -> None:
-    best = record.best()
-    capacity = best.capacity if best else None
+    capacity = best.capacity if (best := record.best()) else None
     row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
     row += (capacity.capacity_rps, capacity.failing_rps) if capacity else (None, None)
     with store._writing():
@@ -58,18 +57,13 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
         raise UsageError(f"results database {store.path!r}: serve run {run_id}: {exc}") from None
 
 
-#: The verdicts of a capacity comparison, NEW against BASE.
-CAPACITY_VERDICTS = ("higher", "lower", "same", "inconclusive")
-
-
 @dataclass(frozen=True)
 class CapacityComparison(schemas.Plain):
-    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`):
-    each search's bracket ``(capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`; open where
-    ``failing_rps`` is None); ``ratio`` NEW / BASE (None when BASE's is 0) and ``ratio_interval``
-    ``[new_lo / base_hi, new_hi / base_lo]`` (a side None where a bracket is open or a capacity 0); ``verdict``
-    ``higher`` or ``lower`` when the brackets do not overlap, ``same`` when both are closed and overlap (the
-    searches, at 5% resolution, cannot tell them apart), ``inconclusive`` when they overlap and one is open."""
+    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`): each
+    search's bracket (:attr:`~surrobench.records.serve.Capacity.interval_rps`); ``ratio`` NEW / BASE of the
+    capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket widened by its loads' noise)
+    and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets :func:`judge_capacities` judged
+    (a side None where a bracket is open or a capacity 0)."""
 
     base_run_id: str
     new_run_id: str
@@ -81,6 +75,7 @@ class CapacityComparison(schemas.Plain):
     ratio: float | None
     ratio_interval: tuple[float | None, float | None]
     verdict: str
+    noise_rps: dict[str, tuple[float, float | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
@@ -88,16 +83,20 @@ class CapacityComparison(schemas.Plain):
         return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
-def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
-    """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: one of :data:`CAPACITY_VERDICTS`
-    (:class:`CapacityComparison`'s ``verdict``)."""
-    (b_lo, b_hi), (n_lo, n_hi) = base, new
+def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
+    """NEW's capacity against BASE's, the one rule (``compare`` of serve runs, ``optimize --objective capacity``):
+    each bracket as :meth:`PolicyResult.noise_bracket` widens it, those widened by side (``base``, ``new``), and the
+    verdict: ``higher`` or ``lower`` when the brackets do not overlap; when they do, ``same`` if both are closed
+    and neither widened (the searches, at 5% resolution, cannot tell them apart), else ``inconclusive``."""
+    judged = [r.noise_bracket(target_p99_ms) for r in (base, new)]
+    noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity.interval_rps}
+    (b_lo, b_hi), (n_lo, n_hi) = judged
     # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
     if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
-        return "higher"
+        return judged, noise, "higher"
     if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
-        return "lower"
-    return "same" if b_hi is not None and n_hi is not None else "inconclusive"
+        return judged, noise, "lower"
+    return judged, noise, "same" if b_hi is not None and n_hi is not None and not noise else "inconclusive"
 
 
 def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
@@ -111,18 +110,19 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    (b_lo, b_hi), (n_lo, n_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
-    low = n_lo / b_hi if b_hi else None
-    high = n_hi / b_lo if n_hi is not None and b_lo else None
+    judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
+    (b_lo, b_hi), (n_lo, n_hi) = judged
+    (base_lo, base_hi), (new_lo, new_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
     return CapacityComparison(
         base.run_id,
         new.run_id,
         base.target_p99_ms,
         best[0].policy,
         best[1].policy,
-        (b_lo, b_hi),
-        (n_lo, n_hi),
-        n_lo / b_lo if b_lo else None,
-        (low, high),
-        capacity_verdict((b_lo, b_hi), (n_lo, n_hi)),
+        (base_lo, base_hi),
+        (new_lo, new_hi),
+        new_lo / base_lo if base_lo else None,
+        (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
+        verdict,
+        noise,
     )

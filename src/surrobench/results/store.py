@@ -3,9 +3,7 @@
 Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
 measured before it (docs/design.md, "Principles").
 
-A process killed with no chance to mark its run (SIGKILL, an out-of-memory kill) leaves it ``running``. The row
-keeps its writer (:class:`RunOwner`: pid, host and start time, psutil's ``create_time`` against a reused pid), so
-a reader on the same host tells a run in progress from an abandoned one; another host's is shown as stored.
+A run a killed process left ``running`` is shown :data:`ABANDONED` where its writer (:class:`RunOwner`) is gone.
 
 **Recovery.** Where a command keeps what its results database could not take (:class:`~surrobench.errors.Unsaved`):
 a recovery file, the run's JSON, beside the database, else in the current folder, else in the temporary folder.
@@ -44,7 +42,7 @@ DEFAULT_DB = "surrobench.db"
 SCHEMA_VERSION = 9
 #: ``unsaved``: the command measured more than the database took (a write failed: disk full, locked, ...) and
 #: exited knowing it; what it measured is in its ``--json`` or recovery file (:class:`~surrobench.errors.Unsaved`),
-#: and ``surrobench import`` of that file completes the run. ``failed``: an error stopped the command (its message
+#: which ``surrobench import`` stores, the run still ``unsaved``. ``failed``: an error stopped the command (its message
 #: said why); the configs committed before are stored.
 RUN_STATES = ("running", "complete", "interrupted", "unsaved", "failed")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
@@ -203,11 +201,8 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
     (NOT NULL without a default): a table of the same name from another program is not ours to write."""
     expected = sqlite3.connect(":memory:")
     expected.executescript(_SCHEMA_SQL)
-    tables = [
-        row["name"]
-        for row in named(expected, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    ]
-    for table in tables:
+    sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    for table in [row["name"] for row in named(expected, sql)]:
         want = {row["name"] for row in _columns(expected, table)}
         have = _columns(conn, table)
         missing = want - {row["name"] for row in have}
@@ -364,6 +359,11 @@ def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
     return cause
 
 
+def cause_text(cause: str, exc: sqlite3.Error) -> str:
+    """A :func:`write_failure` cause for the error line: its words, SQLite's message where it named none."""
+    return str(exc) if cause == "write failed" else cause
+
+
 def _writable(path: Path) -> bool:
     """Whether SQLite could write ``path``: the file (when it exists) and its folder, which holds the
     rollback journal (https://www.sqlite.org/tempfiles.html)."""
@@ -392,9 +392,8 @@ class ResultStore:
                 self.conn = sqlite3.connect(self.path)
                 self._open_schema(read_only)
         except sqlite3.Error as exc:  # the schema probe writes: a full disk fails here, before anything is measured
-            cause = write_failure(exc, self.path)
-            detail = exc if cause == "write failed" else f"{cause} ({exc})"
-            raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
+            cause = write_failure(exc, self.path)  # in our words; SQLite's own text where we have none
+            raise UsageError(f"cannot use results database {self.path!r}: {cause_text(cause, exc)}") from None
 
     def _check_read_only_schema(self) -> None:
         """What :meth:`_open_schema` checks, without writing.
@@ -482,9 +481,8 @@ class ResultStore:
                 yield
         except sqlite3.Error as exc:
             cause = write_failure(exc, self.path)
-            raise StoreWriteError(
-                f"cannot write to results database {self.path!r}: {cause} ({exc})", path=self.path, cause=cause
-            ) from None
+            text = f"cannot write to results database {self.path!r}: {cause_text(cause, exc)}"
+            raise StoreWriteError(text, path=self.path, cause=cause) from None
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
@@ -498,11 +496,28 @@ class ResultStore:
             )
 
     def finish_run(self, run_id: str, state: str = "complete") -> None:
-        """Mark the run ``state`` (one of :data:`RUN_STATES`); one left ``running`` was killed (or is in progress)."""
+        """Mark the run ``state`` (one of :data:`RUN_STATES`); one left ``running`` was killed (or is in progress).
+        On a full disk, where the rollback journal cannot be written, the row is updated in place without one
+        (``journal_mode = MEMORY``, https://www.sqlite.org/pragma.html#pragma_journal_mode: only an OS crash
+        within that one write could damage the page), so the run's state is still told.
+
+        Raises:
+            StoreWriteError: the write failed, in place too."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
-        with self._writing():
-            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+        try:
+            with self._writing():
+                self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+        except StoreWriteError as exc:
+            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if exc.cause != "disk full" or mode == "memory":
+                raise
+            if self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":  # WAL: not switched
+                raise
+            try:
+                self.finish_run(run_id, state)  # once more, in place
+            finally:
+                self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
     def run_state(self, run_id: str) -> str:
         """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
@@ -521,7 +536,8 @@ class ResultStore:
     def add_run(self, run: RunRecord, state: str = "complete") -> int:
         """Store ``run`` (``surrobench import``) in one transaction: the run row where none has its id, and each
         config the stored run lacks (by :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the
-        file holds it), so importing again adds nothing; then mark it ``state``. Returns the configs added.
+        file holds it), so importing again adds nothing; then mark it ``state``, its env the file's (how it ended:
+        ``interrupted``, ``unsaved``). Returns the configs added.
 
         Raises:
             UsageError: ``run.run_id`` names a stored run holding a config the file lacks (another run of that
@@ -549,7 +565,9 @@ class ResultStore:
                 )
             for r in missing:
                 self._insert_result(run.run_id, r)
-            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run.run_id))
+            self.conn.execute(
+                "UPDATE runs SET state = ?, env_json = ? WHERE run_id = ?", (state, json.dumps(run.env), run.run_id)
+            )
         return len(missing)
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
@@ -627,8 +645,7 @@ class ResultStore:
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
         rows = self.matching_run_ids(prefix)
         if len(rows) != 1:
-            what = "no run" if not rows else f"{len(rows)} runs"
-            verb = "matches" if not rows else "match"
+            what, verb = ("no run", "matches") if not rows else (f"{len(rows)} runs", "match")
             sql = "SELECT 1 FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'"
             other = not rows and named(self.conn, sql, (prefix_pattern(prefix),)).fetchone() is not None
             hint = f": {prefix!r} is an optimization, which `surrobench show` prints" if other else ""
