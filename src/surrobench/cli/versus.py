@@ -8,9 +8,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import output_option, option_groups, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
-from surrobench.cli.options import PrecisionOpt, SeedOpt, SettingsOptions, console, count_option, write_json
-from surrobench.cli.options import write_output
+from surrobench.cli.options import output_option, option_groups, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt, PrecisionOpt
+from surrobench.cli.options import SeedOpt, SettingsOptions, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
 

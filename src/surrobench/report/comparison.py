@@ -7,8 +7,7 @@ from rich.table import Table
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
-from surrobench.report.fit import columns as fit_columns
-from surrobench.report.fit import fit_table, plain_table
+from surrobench.report.fit import columns as fit_columns, fit_table, plain_table
 from surrobench.records.config import mode_text
 from surrobench.records.run import RunRecord, placement, scaling_rows
 from surrobench.report.scaling import scaling_markdown, scaling_table

@@ -13,9 +13,7 @@ from matplotlib.figure import Figure
 from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
 from surrobench.records.kernels import KERNEL_CLASSES
-from surrobench.report import plots
-from surrobench.report import optimize as opt
-from surrobench.report import serve_tables
+from surrobench.report import optimize as opt, plots, serve_tables
 from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells

@@ -10,8 +10,7 @@ from rich.text import Text
 
 from surrobench.report.cells import fmt
 from surrobench.report.escape import cut, rich_escape
-from surrobench.report.fit import columns as fit_columns
-from surrobench.report.fit import fit_table
+from surrobench.report.fit import columns as fit_columns, fit_table
 
 #: Widest a shortened kernel name gets, in characters (cut with an ellipsis beyond).
 NAME_WIDTH = 64

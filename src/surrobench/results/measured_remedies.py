@@ -150,10 +150,8 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
             )
             continue
         sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
-        speed, run_it = (
-            f" {speedup_text(sp)}" if sp else "",
-            f"; run it: {started_as(command, *rerun)}" if command else "",
-        )
+        speed = f" {speedup_text(sp)}" if sp else ""
+        run_it = f"; run it: {started_as(command, *rerun)}" if command else ""
         lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
     return lines
 
