@@ -258,8 +258,7 @@ def _tree(units: Units) -> _Tree:
     procs = list(dict.fromkeys(p for p, _ in units))
     keys = list(dict.fromkeys(units))
     windows = [np.asarray([i for i, k in enumerate(keys) if k[0] == p]) for p in procs]
-    rounds = [np.asarray([i for i, u in enumerate(units) if u == k]) for k in keys]
-    return _Tree(windows, rounds)
+    return _Tree(windows, [np.asarray([i for i, u in enumerate(units) if u == k]) for k in keys])
 
 
 def _tree_draws(units: Units, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -191,8 +191,7 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
         from surrobench.report.versus_tables import versus_comparison_table
 
         return [versus_comparison_table(pair)]
-    sides = _scaling_sides(pair.base, pair.new)
-    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in sides]
+    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in _scaling_sides(pair.base, pair.new)]
     return comparison_tables(pair.comparison, width=width) + scaling
 
 
