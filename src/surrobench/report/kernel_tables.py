@@ -86,7 +86,6 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
     rows = []
     for k in longest:
         c = k["counters"]
-        occupancy = f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}"
         rows.append(
             (
                 short_kernel_name(c["name"]),
@@ -95,7 +94,7 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
                 fmt(c["dram_of_peak"], ".0%"),
                 fmt(c["tensor_pipe_active"], ".0%"),
                 fmt(c["fma_pipe_active"], ".0%"),
-                occupancy,
+                f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}",
                 f"{k['bound']} ({'; '.join(filter(None, (k['limiter'], k['cause'])))})",  # latency (L2; grid_too_small)
             )
         )
