@@ -138,19 +138,15 @@ def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, i
     rg = tl.ranges
     busy, launched = _range_gpu(act, rg.start_ns, rg.end_ns, rg.rank)
     window_ns = sum(t1 - t0 for t0, t1 in windows.values())
-    acc = defaultdict(lambda: [0, 0, 0, 0])
+    acc = defaultdict(lambda: np.zeros(4, dtype=np.int64))  # count, host ns, busy ns, launched ns
     for name_id, d, b, g in zip(rg.name_id.tolist(), rg.dur_ns.tolist(), busy.tolist(), launched.tolist()):
-        a = acc[name_id]
-        a[0] += 1
-        a[1] += d
-        a[2] += b
-        a[3] += g
+        acc[name_id] += (1, d, b, g)
     return tuple(
         sorted(
             (
                 RangeShare(
                     name=tl.name(k),
-                    count=c,
+                    count=int(c),
                     dur_ms=d / 1e6,
                     share=d / window_ns if window_ns else 0.0,
                     gpu_busy_ms=b / 1e6,

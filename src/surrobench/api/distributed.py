@@ -284,7 +284,6 @@ def _rows(
 
 
 def _save(store: ResultStore, run_id: str, rows: list[ConfigResult], on_result: Callable) -> None:
-    """``rows`` added to run ``run_id`` in ``store``, each reported to ``on_result``."""
     for row in rows:
         store.add_result(run_id, row)
         on_result(row)

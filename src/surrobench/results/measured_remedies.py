@@ -56,7 +56,6 @@ def speedup_text(sp: dict | None) -> str:
 
 
 def _speedup(m: MeasuredRemedy) -> str:
-    """:func:`speedup_text` of a cited measurement."""
     return speedup_text({"median": m.speedup, "ci95": m.ci95} if m.speedup is not None else None)
 
 

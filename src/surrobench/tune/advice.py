@@ -121,7 +121,6 @@ def measure_recipes(
 
 
 def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` ``not-measured`` for :data:`INTERRUPTED`."""
     return tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
 
 
