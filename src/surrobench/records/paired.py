@@ -240,9 +240,7 @@ def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     """
     x = _checked(rounds)
     a, b = (x[0::2], x[1::2]) if len(rounds) >= 2 else (x.ravel()[0::2], x.ravel()[1::2])
-    if a.size == 0 or b.size == 0:
-        return 0.0
-    return abs(float(np.median(b) / np.median(a)) - 1.0)
+    return abs(float(np.median(b) / np.median(a)) - 1.0) if a.size and b.size else 0.0
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,7 @@ def figure_to_data_uri(fig: Figure) -> str:
 
 
 def _figure(fig: Figure | None, alt: str) -> str:
-    if fig is None:
-        return ""
-    return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
+    return "" if fig is None else f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
 
 
 #: Words longer than this may break anywhere in their cell (class ``brk``); shorter ones never do.
