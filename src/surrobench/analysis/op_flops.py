@@ -137,8 +137,7 @@ def _batch_norm(training_arg: int | None) -> Callable[..., int]:
 
     def formula(*args, out_val=None, **kwargs) -> int:
         training = bool(args[training_arg]) if training_arg is not None and len(args) > training_arg else False
-        per = NORM_FLOPS_PER_ELEMENT if training else BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT
-        return per * args[0].numel()
+        return (NORM_FLOPS_PER_ELEMENT if training else BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT) * args[0].numel()
 
     return _raw(formula)
 
