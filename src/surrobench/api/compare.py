@@ -292,6 +292,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
 
 
 def _state(env: dict) -> str:
+    """The state of an imported run: ``interrupted`` when its file says so, else ``complete``."""
     return "interrupted" if env.get("interrupted") else "complete"
 
 

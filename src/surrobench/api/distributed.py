@@ -278,8 +278,7 @@ def _rows(
     else:
         local = [r.points_per_sample() for r in ranks]
         per_step, points = cfg.batch, sum(local) if all(p is not None for p in local) else None
-    step = step_result(ranks, per_step, points, like)
-    rows.append(placed(step, Placement(cfg_index, "step", None, world)))
+    rows.append(placed(step_result(ranks, per_step, points, like), Placement(cfg_index, "step", None, world)))
     return rows
 
 
