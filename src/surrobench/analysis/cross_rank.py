@@ -80,9 +80,8 @@ class CrossRankReport:
 
 def timeline_cross_rank(tl: Timeline) -> CrossRankReport | None:
     """:func:`cross_rank_report` of the ranks of one multi-rank timeline; None for a single rank."""
-    if len(tl.meta.ranks) < 2:
-        return None
-    return cross_rank_report([rank_summary(tl.for_rank(r)) for r in tl.meta.ranks])
+    ranks = tl.meta.ranks
+    return cross_rank_report([rank_summary(tl.for_rank(r)) for r in ranks]) if len(ranks) > 1 else None
 
 
 def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:

@@ -41,8 +41,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``, ranked (remedies are measured, not ruled out: tune.advice)."""
     detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_host.DETECTORS + (ceiling_suspect,)
-    found = [f for detector in detectors if (f := detector(ev, th)) is not None]
-    return rank_findings(found)
+    return rank_findings([f for detector in detectors if (f := detector(ev, th)) is not None])
 
 
 def diagnose_trace(
@@ -52,8 +51,7 @@ def diagnose_trace(
     from surrobench.analysis.detect_ranks import cross_rank_findings
 
     ranks = timeline_cross_rank(tl)
-    found = diagnose_config(trace_evidence(tl, **known), th) + cross_rank_findings(ranks, th)
-    return rank_findings(found), ranks
+    return rank_findings(diagnose_config(trace_evidence(tl, **known), th) + cross_rank_findings(ranks, th)), ranks
 
 
 def diagnose_run(

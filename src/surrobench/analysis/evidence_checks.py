@@ -66,9 +66,7 @@ class EvidenceCheck(schemas.Plain):
     @property
     def step_ratio(self) -> float | None:
         """``profiled_step_ms / timed_ms``, None when either is unknown."""
-        if not self.profiled_step_ms or not self.timed_ms:
-            return None
-        return self.profiled_step_ms / self.timed_ms
+        return self.profiled_step_ms / self.timed_ms if self.profiled_step_ms and self.timed_ms else None
 
     @property
     def verdict(self) -> str:

@@ -84,8 +84,7 @@ def _fft(real: bool, signal: str) -> Callable[..., int]:
 
     def formula(x, dim, *args, out_val=None, **kwargs) -> int:
         t = x if signal == "input" else out_val
-        dims = [d % t.dim() for d in dim]
-        points = math.prod(t.shape[d] for d in dims)
+        points = math.prod(t.shape[d % t.dim()] for d in dim)
         return fft_flops(points, t.numel() // max(points, 1), real)
 
     return _raw(formula)
@@ -105,8 +104,7 @@ def _complex_matmul(op) -> Callable[..., int]:
 def _elementwise(real: int, complex_: int | None) -> Callable[..., int]:
     def formula(*args, out_val=None, **kwargs) -> int:
         outs = _tensors(out_val)
-        is_complex = any(t.is_complex() for t in outs + _tensors(args))
-        per = complex_ if is_complex else real
+        per = complex_ if any(t.is_complex() for t in outs + _tensors(args)) else real
         return (per or 0) * sum(t.numel() for t in outs)  # a complex abs/relu cannot occur (torch refuses it)
 
     return _raw(formula)
@@ -139,8 +137,7 @@ def _batch_norm(training_arg: int | None) -> Callable[..., int]:
 
     def formula(*args, out_val=None, **kwargs) -> int:
         training = bool(args[training_arg]) if training_arg is not None and len(args) > training_arg else False
-        per = NORM_FLOPS_PER_ELEMENT if training else BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT
-        return per * args[0].numel()
+        return (NORM_FLOPS_PER_ELEMENT if training else BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT) * args[0].numel()
 
     return _raw(formula)
 

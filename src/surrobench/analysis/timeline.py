@@ -117,7 +117,7 @@ def device_busy(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, in
 def step_busy(tl: Timeline, act: GpuActivity) -> tuple[StepBusy, ...]:
     """GPU busy and launched time of every profiled step."""
     st = tl.steps
-    busy, launched = _range_gpu(tl, act, st.start_ns, st.end_ns, st.rank)
+    busy, launched = _range_gpu(act, st.start_ns, st.end_ns, st.rank)
     return tuple(
         StepBusy(
             rank=int(r),
@@ -136,21 +136,17 @@ def step_busy(tl: Timeline, act: GpuActivity) -> tuple[StepBusy, ...]:
 def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]]) -> tuple[RangeShare, ...]:
     """Per range name: count, host time, share of the window, GPU busy and launched time."""
     rg = tl.ranges
-    busy, launched = _range_gpu(tl, act, rg.start_ns, rg.end_ns, rg.rank)
+    busy, launched = _range_gpu(act, rg.start_ns, rg.end_ns, rg.rank)
     window_ns = sum(t1 - t0 for t0, t1 in windows.values())
-    acc = defaultdict(lambda: [0, 0, 0, 0])
+    acc = defaultdict(lambda: np.zeros(4, dtype=np.int64))  # count, host ns, busy ns, launched ns
     for name_id, d, b, g in zip(rg.name_id.tolist(), rg.dur_ns.tolist(), busy.tolist(), launched.tolist()):
-        a = acc[name_id]
-        a[0] += 1
-        a[1] += d
-        a[2] += b
-        a[3] += g
+        acc[name_id] += (1, d, b, g)
     return tuple(
         sorted(
             (
                 RangeShare(
                     name=tl.name(k),
-                    count=c,
+                    count=int(c),
                     dur_ms=d / 1e6,
                     share=d / window_ns if window_ns else 0.0,
                     gpu_busy_ms=b / 1e6,
@@ -163,9 +159,7 @@ def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, i
     )
 
 
-def _range_gpu(
-    tl: Timeline, act: GpuActivity, start: np.ndarray, end: np.ndarray, rank: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _range_gpu(act: GpuActivity, start: np.ndarray, end: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(busy ns inside each window, ns of GPU ops launched inside it), per rank; shapes of ``start``."""
     busy = np.zeros(start.shape, dtype=np.int64)
     launched = np.zeros(start.shape, dtype=np.int64)

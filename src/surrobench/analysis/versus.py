@@ -66,8 +66,7 @@ def match_time(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, 
 
 def crossover_level(surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> int | None:
     """The most accurate front level faster than the surrogate (speedup < 1 from there); None if none."""
-    front = pareto_front(errors, times_ms)
-    faster = [int(i) for i in front if times_ms[i] < surrogate_ms]
+    faster = [int(i) for i in pareto_front(errors, times_ms) if times_ms[i] < surrogate_ms]
     return faster[-1] if faster else None
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
-from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS
-from surrobench.records.run import RunRecord, created_utc, run_from_json
+from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
 from surrobench.records.versus import compare_versus
 from surrobench.records.serve import CapacityOptimization, ServeRecord, serve_from_json

@@ -43,8 +43,7 @@ def counters_config(
     if done.problem is not None:
         return replace(base, problem=done.problem)
     passes = sum(k.passes or 0 for k in done.kernels) + done.enumerated_passes
-    kernels = measure_all(done.kernels, table, ceilings)
-    return replace(base, kernels=kernels, passes=passes)
+    return replace(base, kernels=measure_all(done.kernels, table, ceilings), passes=passes)
 
 
 def repeats(table: KernelTable | None, selected: tuple[str, ...]) -> bool:
@@ -60,8 +59,7 @@ def repeats(table: KernelTable | None, selected: tuple[str, ...]) -> bool:
 
 def remeasure(counters: ConfigCounters, table: KernelTable | None, ceilings: Ceilings | None) -> ConfigCounters:
     """The same launches read again against ``table`` and ``ceilings`` (diagnose has the ceilings profile lacks)."""
-    launches = tuple(k.counters for k in counters.kernels)
-    return replace(counters, kernels=measure_all(launches, table, ceilings))
+    return replace(counters, kernels=measure_all(tuple(k.counters for k in counters.kernels), table, ceilings))
 
 
 def measured_by_config(evidence, ceilings: Ceilings | None) -> dict[str, list[Finding]]:

@@ -270,10 +270,9 @@ def diagnose_workload(
         optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
-            got = [ev.result for ev in evidence]
             try:
                 measured, noted = advice.measure_findings(
-                    plan, got, findings, measure_s, deadline=deadline, cited=optimized
+                    plan, [ev.result for ev in evidence], findings, measure_s, deadline=deadline, cited=optimized
                 )
             except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
                 (measured, noted), measuring = stop.args, str(stop)

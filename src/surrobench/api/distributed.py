@@ -278,17 +278,14 @@ def _rows(
     else:
         local = [r.points_per_sample() for r in ranks]
         per_step, points = cfg.batch, sum(local) if all(p is not None for p in local) else None
-    step = step_result(ranks, per_step, points, like)
-    rows.append(placed(step, Placement(cfg_index, "step", None, world)))
+    rows.append(placed(step_result(ranks, per_step, points, like), Placement(cfg_index, "step", None, world)))
     return rows
 
 
-def _stored(store: ResultStore, run_id: str, rows: list[ConfigResult], on_result: Callable) -> list[ConfigResult]:
-    """``rows`` added to run ``run_id`` in ``store``, each reported to ``on_result``; returned."""
+def _save(store: ResultStore, run_id: str, rows: list[ConfigResult], on_result: Callable) -> None:
     for row in rows:
         store.add_result(run_id, row)
         on_result(row)
-    return rows
 
 
 def _together(
@@ -300,7 +297,7 @@ def _together(
     groups: RankGroups,
     parallel: str,
     on_result: Callable[[ConfigResult], None],
-) -> list[ConfigResult]:
+) -> None:
     """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
     request, configs = plan.request, plan.configs
     models = _Models(request, plan.surrogates, groups, parallel)
@@ -308,7 +305,6 @@ def _together(
     solo_rounds: list[list[ConfigResult]] = [[] for _ in configs]
     rank_rounds: list[list[ConfigResult]] = [[] for _ in configs]
     comm_rounds: list[list[np.ndarray]] = [[] for _ in configs]
-    stored: list[ConfigResult] = []
     for round_index in range(request.rounds):
         for i, cfg in enumerate(configs):
             if env.rank == 0:
@@ -326,10 +322,7 @@ def _together(
                 continue
             ranks = [g[0] for g in gathered]
             comm = [g[1] for g in gathered] if any(g[1].sum() > 0 for g in gathered) else []
-            stored += _stored(
-                store, run_id, _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel), on_result
-            )
-    return stored
+            _save(store, run_id, _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel), on_result)
 
 
 def _spread(
@@ -339,13 +332,12 @@ def _spread(
     facts: list[dict],
     env: RankEnv,
     on_result: Callable[[ConfigResult], None],
-) -> list[ConfigResult]:
+) -> None:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     mine = deal_configs(len(configs), env.world_size)[env.rank]
     prepared: dict[str, PreparedModel] = {}
     rounds: dict[int, list[ConfigResult]] = {i: [] for i in mine}
-    stored = []
     me = facts[env.rank]
     for round_index in range(request.rounds):
         for i in mine:
@@ -356,8 +348,7 @@ def _spread(
             rounds[i].append(run_config(cfg, prepared[cfg.model]))
             if round_index == request.rounds - 1:
                 where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
-                stored += _stored(store, run_id, [placed(merge_rounds(rounds[i]), where)], on_result)
-    return stored
+                _save(store, run_id, [placed(merge_rounds(rounds[i]), where)], on_result)
 
 
 def run_on_ranks(

@@ -207,10 +207,9 @@ def versus(
 
 def _config(request, precision: str, mode: str, batch: int, label: str, cases: list, problem) -> ExecConfig:
     """The surrogate's config of one setting (its label names the model, the evaluation grid and the setting)."""
-    shape = tuple(problem.inputs(cases[0])[0].shape)
     return ExecConfig(
         model=label,
-        shape=ShapeSpec(full=shape),
+        shape=ShapeSpec(full=tuple(problem.inputs(cases[0])[0].shape)),
         batch=batch,
         precision=precision,
         mode=mode,

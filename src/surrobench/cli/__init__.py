@@ -57,9 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     :mod:`surrobench.errors`. A reader that went away (``| head``) is no error."""
     if sys.stdout is None:  # started with standard output closed (``>&-``)
         _fail("standard output is closed; redirect it to a file or /dev/null")
-    args = sys.argv[1:] if argv is None else argv
-    if not args:  # no_args_is_help, without click's exception path
-        args = ["--help"]
+    args = (sys.argv[1:] if argv is None else argv) or ["--help"]  # no_args_is_help, without click's exception path
     started = _start_analyze_workers(args)
     try:
         with warnings.catch_warnings():

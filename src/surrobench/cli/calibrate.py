@@ -39,8 +39,7 @@ def calibrate(
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
     from torch import get_num_threads as torch_threads
 
-    from surrobench.api.calibrate import calibrate as calibrate_device
-    from surrobench.api.calibrate import resolve_device
+    from surrobench.api.calibrate import calibrate as calibrate_device, resolve_device
     from surrobench.report.ceilings import ceilings_table
 
     device = resolve_device(device)

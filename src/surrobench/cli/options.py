@@ -3,6 +3,7 @@ check, write and print what a command makes."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -328,11 +329,9 @@ def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
     recovery file; the one line saying what failed, where the measurements are, and how to import them."""
     kept: Path | None = None
     if json_out is not None:
-        try:
+        with contextlib.suppress(UsageError):
             write_json(json_out, exc.document)
             kept = json_out
-        except UsageError:
-            pass
     if kept is None:
         kept = write_recovery(exc.document, exc.error.path, exc.record_id)
     if kept is None:
@@ -407,9 +406,7 @@ def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
         name = Path(executable).name
         python = name if same(name, executable) else _relative(executable)
         return f"{shlex.quote(python)} -m surrobench"
-    if same("surrobench", argv0):
-        return "surrobench"
-    return shlex.quote(argv0)
+    return "surrobench" if same("surrobench", argv0) else shlex.quote(argv0)
 
 
 def _relative(path: str) -> str:

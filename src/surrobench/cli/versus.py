@@ -8,9 +8,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import output_option, option_groups, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
-from surrobench.cli.options import PrecisionOpt, SeedOpt, SettingsOptions, console, count_option, write_json
-from surrobench.cli.options import write_output
+from surrobench.cli.options import output_option, option_groups, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt, PrecisionOpt
+from surrobench.cli.options import SeedOpt, SettingsOptions, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
 
@@ -70,8 +69,7 @@ def versus(
 
     timing = dict(cases=cases, seed=seed, device=device, batch=batch, warmup=warmup, repeats=repeats)
     timing.update(amortize_calls=amortize_calls, precisions=precision, modes=mode)
-    args = parse_problem_args(problem_arg)
-    record = run_versus(problem, model, problem_args=args, **timing, **asdict(settings))
+    record = run_versus(problem, model, problem_args=parse_problem_args(problem_arg), **timing, **asdict(settings))
     write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
     for table in versus_tables(record, width=console.width):
         console.print(table)

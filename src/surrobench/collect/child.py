@@ -225,10 +225,9 @@ def run_config(
             tables = ("op_table", "kernel_table")
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
             body.update({name: t.to_json() if (t := getattr(capture, name)) else None for name in tables})
-    status = "error" if body["errors"] else "ok"
     return {
         "schema": schemas.PROFILE_CHILD,
-        "status": status,
+        "status": "error" if body["errors"] else "ok",
         "error": "; ".join(body["errors"]) or None,
         "profiler": profiler,
         "input_shape": list(input_sets[0][0].shape),

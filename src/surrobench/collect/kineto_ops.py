@@ -1,8 +1,7 @@
 """torch.profiler's raw Kineto events as the op events the op and kernel tables read, with the semantics of
 torch's ``FunctionEvent`` list (``prof.events()``) but without building it.
 
-``prof.events()`` builds ~30 unread fields per raw event (zoo FNO at 32² on the CPU: 25-41 s against 2.3 s to
-list the raw events, docs/benchmarks/profile-cost.md). The rules of torch 2.x's
+``prof.events()`` builds ~30 unread fields per raw event (docs/benchmarks/profile-cost.md). The rules of torch 2.x's
 ``torch.autograd.profiler.profile._parse_kineto_results`` and ``EventList._build_tree``:
 
 - names demangled, ``ProfilerStep#N`` renamed ``ProfilerStep*``; torch's utility ops

@@ -265,8 +265,7 @@ def sample_config(
     if data.is_file():
         argv = [tools.perf, "report", "-i", str(data), "--stdio", "--no-children", "-F", "overhead,dso,sym"]
         argv += ["-g", "none", "--percent-limit", str(REPORT_PERCENT_LIMIT)]
-        report = subprocess.run(argv, capture_output=True, text=True)
-        spots += parse_perf_report(report.stdout)[:top]
+        spots += parse_perf_report(subprocess.run(argv, capture_output=True, text=True).stdout)[:top]
     return tuple(spots), run
 
 

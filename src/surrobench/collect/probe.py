@@ -55,8 +55,7 @@ class ProbeFacts:
 
     def fft_text(self) -> str:
         """The distinct FFT signal sizes, ``"64x64, 64x33"``."""
-        sizes = dict.fromkeys("x".join(map(str, c.sizes)) for c in self.ffts)
-        return ", ".join(sizes)
+        return ", ".join(dict.fromkeys("x".join(map(str, c.sizes)) for c in self.ffts))
 
 
 def _dims(func, args, kwargs, ndim: int) -> list[int]:

@@ -177,10 +177,9 @@ def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], cycle: di
             "no CUDA activities were recorded (CUPTI failed to attach or is unavailable); "
             "the op table shows CPU time only"
         )
-    first_active = plan.wait + plan.warmup
     return Capture(
         step_ms=tuple(step_ms),
-        active_step_ms=tuple(step_ms[first_active:]),
+        active_step_ms=tuple(step_ms[plan.wait + plan.warmup :]),
         steps_recorded=cycle["steps"],
         events=cycle["events"],
         op_table=table,

@@ -131,8 +131,7 @@ def explain_failure(failure: BaseException | str | None, device: str | None = No
             named = found.groupdict()  # a dtype error's op (``op`` or ``op2``, where it names one) and dtype
             op, graph = named.get("op") or named.get("op2"), "" if device == "cpu" else " or as a CUDA graph"
             return FailureCause(cause, line.format_map(named | {"op": f" ({op})" if op else "", "cuda_graph": graph}))
-    first_line = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
-    return FailureCause(UNKNOWN, first_line)
+    return FailureCause(UNKNOWN, next((line.strip() for line in texts[0].splitlines() if line.strip()), ""))
 
 
 def failure_status(exc: BaseException) -> str:

@@ -3,6 +3,7 @@ malloc's thresholds pinned for every timed process (:func:`pin_malloc_thresholds
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -79,12 +80,10 @@ class PeakMemory:
 
 def _status_bytes(key: str) -> int | None:
     """A ``kB`` field of ``/proc/self/status`` (``VmHWM``, ``RssFile``), bytes; None where it cannot be read."""
-    try:
+    with contextlib.suppress(OSError):
         for line in _STATUS.read_text().splitlines():
             if line.startswith(f"{key}:"):
                 return int(line.split()[1]) * 1024
-    except OSError:
-        pass
     return None
 
 

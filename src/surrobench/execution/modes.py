@@ -37,8 +37,7 @@ def compile_step(
     """``torch.compile`` (static shapes, ``mode=compile_mode``), Dynamo reset first: otherwise the recompile limit
     is hit across a sweep and later configs fall back to eager silently."""
     torch._dynamo.reset()
-    compiled = torch.compile(model, dynamic=False, mode=compile_mode)
-    return eager_step(compiled, input_sets, precision, device)
+    return eager_step(torch.compile(model, dynamic=False, mode=compile_mode), input_sets, precision, device)
 
 
 def compile_worker_threads() -> set[threading.Thread]:

@@ -35,5 +35,4 @@ def run_config_together(
         result = run_config(cfg, prepared, before_each)
     for _ in range(cfg.iters - met):
         barrier()
-    intervals = recorder.step_intervals_ns() if result.status == "ok" else []
-    return result, intervals
+    return result, (recorder.step_intervals_ns() if result.status == "ok" else [])

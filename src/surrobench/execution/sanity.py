@@ -32,9 +32,7 @@ _DIGEST_SLICE_BYTES = 8 * 2**20
 
 def memory_in_use(device: str) -> int:
     """Memory held now, bytes: live CUDA tensors on ``cuda``, the process's resident set on the CPU."""
-    if device == "cuda":
-        return torch.cuda.memory_allocated()
-    return psutil.Process().memory_info().rss
+    return torch.cuda.memory_allocated() if device == "cuda" else psutil.Process().memory_info().rss
 
 
 class MemoryWatch:

@@ -212,8 +212,7 @@ class KernelRows:
             for kind, op, into in [key]
         )
         if self._lost_modules is not None:
-            lost = AttributionNote("module_path_lost", None, self._lost_modules, len(rows), total)
-            notes += (lost,)
+            notes += (AttributionNote("module_path_lost", None, self._lost_modules, len(rows), total),)
         return KernelTable(tuple(rows), total, active_steps, source, notes)
 
 

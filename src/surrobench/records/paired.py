@@ -240,9 +240,7 @@ def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     """
     x = _checked(rounds)
     a, b = (x[0::2], x[1::2]) if len(rounds) >= 2 else (x.ravel()[0::2], x.ravel()[1::2])
-    if a.size == 0 or b.size == 0:
-        return 0.0
-    return abs(float(np.median(b) / np.median(a)) - 1.0)
+    return abs(float(np.median(b) / np.median(a)) - 1.0) if a.size and b.size else 0.0
 
 
 @dataclass(frozen=True)
@@ -258,8 +256,7 @@ def _tree(units: Units) -> _Tree:
     procs = list(dict.fromkeys(p for p, _ in units))
     keys = list(dict.fromkeys(units))
     windows = [np.asarray([i for i, k in enumerate(keys) if k[0] == p]) for p in procs]
-    rounds = [np.asarray([i for i, u in enumerate(units) if u == k]) for k in keys]
-    return _Tree(windows, rounds)
+    return _Tree(windows, [np.asarray([i for i, u in enumerate(units) if u == k]) for k in keys])
 
 
 def _tree_draws(units: Units, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

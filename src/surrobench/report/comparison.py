@@ -9,8 +9,7 @@ from rich.table import Table
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
-from surrobench.report.fit import columns as fit_columns
-from surrobench.report.fit import fit_table, plain_table
+from surrobench.report.fit import columns as fit_columns, fit_table, plain_table
 from surrobench.records.config import mode_text
 from surrobench.records.run import RunRecord, placement, scaling_rows
 from surrobench.report.scaling import scaling_markdown, scaling_table
@@ -195,8 +194,7 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
         from surrobench.report.versus_tables import versus_comparison_table
 
         return [versus_comparison_table(pair)]
-    sides = _scaling_sides(pair.base, pair.new)
-    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in sides]
+    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in _scaling_sides(pair.base, pair.new)]
     return comparison_tables(pair.comparison, width=width) + scaling
 
 

@@ -111,7 +111,6 @@ def brief_cells(f: Finding) -> dict[str, str]:
 
 
 def _line(text: str, style: str = "") -> Text:
-    """One terminal line that is never wrapped: too long, it ends in an ellipsis."""
     return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 

@@ -13,9 +13,7 @@ from matplotlib.figure import Figure
 from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
 from surrobench.records.kernels import KERNEL_CLASSES
-from surrobench.report import plots
-from surrobench.report import optimize as opt
-from surrobench.report import serve_tables
+from surrobench.report import optimize as opt, plots, serve_tables
 from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
@@ -64,9 +62,7 @@ def figure_to_data_uri(fig: Figure) -> str:
 
 
 def _figure(fig: Figure | None, alt: str) -> str:
-    if fig is None:
-        return ""
-    return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
+    return "" if fig is None else f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
 
 
 #: Words longer than this may break anywhere in their cell (class ``brk``); shorter ones never do.

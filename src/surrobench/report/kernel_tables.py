@@ -10,8 +10,7 @@ from rich.text import Text
 
 from surrobench.report.cells import fmt
 from surrobench.report.escape import cut, rich_escape
-from surrobench.report.fit import columns as fit_columns
-from surrobench.report.fit import fit_table
+from surrobench.report.fit import columns as fit_columns, fit_table
 
 #: Widest a shortened kernel name gets, in characters (cut with an ellipsis beyond).
 NAME_WIDTH = 64
@@ -87,7 +86,6 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
     rows = []
     for k in longest:
         c = k["counters"]
-        occupancy = f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}"
         rows.append(
             (
                 short_kernel_name(c["name"]),
@@ -96,7 +94,7 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
                 fmt(c["dram_of_peak"], ".0%"),
                 fmt(c["tensor_pipe_active"], ".0%"),
                 fmt(c["fma_pipe_active"], ".0%"),
-                occupancy,
+                f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}",
                 f"{k['bound']} ({'; '.join(filter(None, (k['limiter'], k['cause'])))})",  # latency (L2; grid_too_small)
             )
         )

@@ -6,11 +6,9 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.kernel_tables import counters_renderables
+from surrobench.report.kernel_tables import counters_renderables, kernel_table_rich, note_lines
 from surrobench.report.escape import md_escape, md_table, plain, rich_escape
-from surrobench.report.fit import fit_table
-from surrobench.report.fit import columns as fit_columns
-from surrobench.report.kernel_tables import kernel_table_rich, note_lines
+from surrobench.report.fit import columns as fit_columns, fit_table
 
 _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB")
 _COLUMNS += ("self mem MiB", "input shapes")

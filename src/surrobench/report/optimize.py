@@ -197,8 +197,7 @@ def optimize_renderables(
             out.append(Group(title, *recipe))
             continue
         table_rows = rows(entry)
-        titles = (rich_escape(config_title(entry)), None)
-        pairs = zip(titles, _TERMINAL_TABLES)
+        pairs = zip((rich_escape(config_title(entry)), None), _TERMINAL_TABLES)
         tables = [_terminal_table(t, cols, table_rows, width, doc["rounds"]) for t, cols in pairs]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
         lines += filter(None, [off_line(entry)])

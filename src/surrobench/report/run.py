@@ -7,12 +7,11 @@ from collections.abc import Iterable
 
 from rich.table import Table
 
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, RunRecord, scaling_rows
 from surrobench.report.cells import failure_text, result_cells
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.records.run import scaling_rows
 
 SCALING_TITLE = "scaling: one device (rank 0 alone) vs all ranks together"
 _RESULT_COLUMNS = (

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, ScalingRow, placement
 from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
-from surrobench.records.run import ScalingRow, placement
 
 if TYPE_CHECKING:  # matplotlib (a second to import) only where a plot is drawn: `show` prints tables only
     from matplotlib.figure import Figure

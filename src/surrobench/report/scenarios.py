@@ -25,8 +25,7 @@ def scenarios_table(outcomes: Iterable[Outcome], device: str, width: int | None 
     """The rich table of the suite run on ``device``, one row per scenario (:func:`outcome_cells`), fitted to
     ``width`` (:func:`~surrobench.report.fit.fit_table`): names and verdicts never cut, the alarms and the note
     wrapped at spaces, stacked as field/value lines where even that does not fit."""
-    wrap = ("false alarms (controls)", "note")
-    cols = columns(HEADER, left=HEADER, wrap=wrap)
+    cols = columns(HEADER, left=HEADER, wrap=("false alarms (controls)", "note"))
     rows = [[rich_escape(cell) for cell in outcome_cells(o)] for o in outcomes]
     return fit_table(cols, rows, width, title=f"scenarios on {device}")
 

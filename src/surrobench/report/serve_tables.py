@@ -10,8 +10,7 @@ from rich.table import Table
 from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
-from surrobench.report.fit import Col, fit_table, plain_table
-from surrobench.report.fit import columns as fit_columns
+from surrobench.report.fit import Col, columns as fit_columns, fit_table, plain_table
 
 if TYPE_CHECKING:
     from surrobench.api.compare import ComparedServeRuns

@@ -143,9 +143,7 @@ def versus_comparison_rows(pair) -> list[list[str]]:
     interval."""
 
     def speedup(value, interval) -> str:
-        if value is None:
-            return "not matched"
-        return f"{value:.3g}x ({_g(interval[0])}-{_g(interval[1])})"
+        return "not matched" if value is None else f"{value:.3g}x ({_g(interval[0])}-{_g(interval[1])})"
 
     return [
         [

@@ -56,7 +56,6 @@ def speedup_text(sp: dict | None) -> str:
 
 
 def _speedup(m: MeasuredRemedy) -> str:
-    """:func:`speedup_text` of a cited measurement."""
     return speedup_text({"median": m.speedup, "ci95": m.ci95} if m.speedup is not None else None)
 
 
@@ -150,10 +149,8 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
             )
             continue
         sp, command = entry["recipe"]["speedup"], entry["recipe"]["run_command"]  # None for a model given as an object
-        speed, run_it = (
-            f" {speedup_text(sp)}" if sp else "",
-            f"; run it: {started_as(command, *rerun)}" if command else "",
-        )
+        speed = f" {speedup_text(sp)}" if sp else ""
+        run_it = f"; run it: {started_as(command, *rerun)}" if command else ""
         lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
     return lines
 

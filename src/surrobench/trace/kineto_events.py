@@ -70,8 +70,7 @@ class EventConverter:
 
     def flush(self, rank: int) -> None:
         for table, cols in self.pending:
-            n = len(cols["start_ns"])
-            self.builder.add(table, rank=np.full(n, rank, dtype=np.int32), **cols)
+            self.builder.add(table, rank=np.full(len(cols["start_ns"]), rank, dtype=np.int32), **cols)
         self.pending = []
 
     def _base(self, rows: Callable[[str], list]) -> dict:

@@ -212,8 +212,7 @@ class _Reader:
             raise UsageError(
                 f"{self.path}: 'traceEvents' is nested inside another key, not at the top level; {_NOT_CHROME}"
             )
-        kind = type(doc).__name__
-        raise UsageError(f"{self.path}: JSON {kind} without a 'traceEvents' array; {_NOT_CHROME}")
+        raise UsageError(f"{self.path}: JSON {type(doc).__name__} without a 'traceEvents' array; {_NOT_CHROME}")
 
     def _json(self, data: bytes):
         """Parse a small JSON document from the start of the pending bytes; errors carry the offset."""

@@ -207,8 +207,7 @@ class Timeline:
         """Bool mask over ``name_ids`` where ``predicate(name)`` holds; evaluated once per distinct name."""
         if name_ids.size == 0:
             return np.zeros(0, dtype=bool)
-        hits = np.fromiter((bool(predicate(n)) for n in self.names), dtype=bool, count=len(self.names))
-        return hits[name_ids]
+        return np.fromiter((bool(predicate(n)) for n in self.names), dtype=bool, count=len(self.names))[name_ids]
 
 
 _TABLES = {"kernels": GpuOps, "memcpy": MemcpyOps, "memset": MemsetOps, "api_calls": ApiCalls, "cpu_ops": CpuOps}

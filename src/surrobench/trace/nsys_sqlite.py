@@ -215,12 +215,11 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
     if not rows:
         return anomalies
     start, dur, text, text_id, tid = zip(*rows)
-    names = [_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
     builder.add(
         "ranges",
         start_ns=start,
         dur_ns=dur,
-        name_id=builder.intern(names),
+        name_id=builder.intern([_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]),
         tid=[t or 0 for t in tid],
         rank=[_rank(pid_of, t) for t in tid],
     )

@@ -130,8 +130,7 @@ def _on_dask(address: str, job: Callable, files: list[Path]) -> list:
     except (OSError, TimeoutError) as exc:
         raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     try:
-        futures = client.map(job, [str(f) for f in files], pure=False)
-        return client.gather(futures)
+        return client.gather(client.map(job, [str(f) for f in files], pure=False))
     finally:
         client.close()
 

@@ -89,11 +89,10 @@ def measure_recipes(
 ) -> tuple[MeasuredRemedy, ...]:
     """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none); after
     Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on one step:
-    the ``timed`` step's median (the one the diagnosis shows), else the median of the windows' baselines. Each speedup
-    is paired within its window, but a launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms
-    on an H100, docs/benchmarks/h200-measured-advice.md), and savings on different baselines would rank remedies against
-    their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own saving, marked
-    ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
+    the ``timed`` step's median (the one the diagnosis shows), else the median of the windows' baselines: a launch-bound
+    baseline drifts between windows (docs/benchmarks/h200-measured-advice.md), and savings on different baselines would
+    rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
+    saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -122,7 +121,6 @@ def measure_recipes(
 
 
 def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` ``not-measured`` for :data:`INTERRUPTED`."""
     return tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
 
 

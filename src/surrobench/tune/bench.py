@@ -276,9 +276,7 @@ class DeviceBench:
         return self.warmup + self.request.rounds * self.iters
 
     def _per_call_ms(self, variant: Variant) -> float:
-        if variant.rounds:
-            return float(np.mean(np.concatenate(variant.samples_ms())))
-        return ROUND_TARGET_MS / self.iters
+        return float(np.mean(np.concatenate(variant.samples_ms()))) if variant.rounds else ROUND_TARGET_MS / self.iters
 
     def process_reserve_s(self, setup_ms: float, handle: Variant | None = None) -> float:
         """:func:`surrobench.tune.fresh.pair_estimate_s` of one pair (the recipe's calls timed as ``handle``'s, else

@@ -170,7 +170,6 @@ def _cut_short(
     notes: tuple[str, ...],
     started: float,
 ) -> ConfigOptimization:
-    """A config whose search Ctrl-C cut short."""
     return ConfigOptimization(
         baseline=baseline,
         candidates=candidates,

@@ -312,11 +312,10 @@ class ExportedSurrogate(Surrogate):
         self._examples: tuple[torch.Tensor, ...] = args
         self._symbolic = self._placeholder_shapes()
         primary = self._examples[0]
-        layout = "x: (B, " + ", ".join(map(str, primary.shape[1:])) + ")" if primary.dim() > 1 else "x: (B,)"
         self.info = ModelInfo(
             name=str(path),
             paper="user model (torch.export)",
-            layout=layout,
+            layout="x: (B, " + ", ".join(map(str, primary.shape[1:])) + ")" if primary.dim() > 1 else "x: (B,)",
             point_kind="grid points",
             default_size=primary.shape[-1],
         )
