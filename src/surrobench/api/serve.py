@@ -2,12 +2,10 @@
 dynamic batcher (``surrobench serve``).
 
 Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
-:class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
-FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate fails (or
-narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99 stays within the
-target and nothing was dropped. The policy with the highest capacity is the record's best. Before any load the unloaded
-latency is measured (isolated and back to back, per batch size); the search then starts at the capacity predicted from
-it, or is answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
+:class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search
+(:func:`~surrobench.analysis.capacity.find_capacity`), started at the capacity predicted from the unloaded latency
+measured before any load, or answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
+The policy with the highest capacity is the record's best.
 
 The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
 :func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
