@@ -216,12 +216,7 @@ class ConfigResult:
         """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
         return {
-            "model": self.model,
-            "input_shape": list(self.input_shape),
-            "batch": self.batch,
-            "precision": self.precision,
-            "device": self.device,
-            "mode": self.mode,
+            **self.key().to_json(),
             "status": self.status,
             "error": self.error,
             "warmup": self.warmup,

@@ -30,7 +30,7 @@ import numpy as np
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS, inputs_json
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, identity_from_json
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
@@ -235,13 +235,7 @@ class ConfigOptimization:
     def to_json(self) -> dict:
         b = self.baseline
         return {
-            "model": b.model,
-            "input_shape": list(b.input_shape),
-            "inputs": inputs_json(b.inputs),
-            "batch": b.batch,
-            "precision": b.precision,
-            "device": b.device,
-            "mode": b.mode,
+            **b.key().identity_json(),
             "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
             "label": b.label(),
             "error": self.error,
