@@ -440,7 +440,6 @@ class ResultStore:
             for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
                 self.conn.execute(statement)
             _check_tables(self.conn, self.path)
-            # A writer's probe: an unwritable file fails here, at once. A reader leaves a current file as it was.
             if version != SCHEMA_VERSION or not read_only:
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.execute("COMMIT")
