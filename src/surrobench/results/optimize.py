@@ -520,7 +520,7 @@ def judge_fresh(
 
 def agreement(optimized_units: Sequence[float], fresh_units: Sequence[float]) -> Speedup:
     """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each its own process, as two separate
-    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's second reading).
+    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's comparison with optimize).
 
     Raises:
         ValueError: an empty side, or a speedup that is not positive and finite.
