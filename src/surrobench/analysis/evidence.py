@@ -1,12 +1,10 @@
 """The evidence bundle of one config, any part missing; built by :func:`surrobench.analysis.diagnose.trace_evidence`.
 
 Kernels a CUDA graph replays (or a compiled region launches) have no launching op in the profile
-(:data:`surrobench.records.kernels.ORIGINS`); the same kernels ran in the eager step of the same config, each
-launched by a known op in a known module. :func:`match_eager` credits each such kernel's time by name to the (op,
-module) rows that launched that name in the eager step, in proportion to their calls; names the eager step never
-launched (a compiled region's fused Triton kernels) stay unattributed. docs/design.md ("Attributing replayed
-kernels") gives why matching was chosen over profiling the capture or ncu's graph profiling, and
-benchmarks/gpu_evidence.sh measures its coverage on the H200."""
+(:data:`surrobench.records.kernels.ORIGINS`): :func:`match_eager` credits each one's time by name to the (op, module)
+rows that launched that name in the eager step of the same config, in proportion to their calls; names the eager
+step never launched (a compiled region's fused Triton kernels) stay unattributed (why matching: docs/design.md,
+"Attributing replayed kernels"; its coverage on the H200: benchmarks/gpu_evidence.sh)."""
 
 from __future__ import annotations
 
