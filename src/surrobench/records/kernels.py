@@ -15,12 +15,13 @@ vocabulary, :data:`KERNEL_CLASS_TABLE` (first match wins; TorchInductor's names,
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from surrobench.records import schemas
 from surrobench.records.ops import VIEWS, categorize
+from surrobench.records.run import grouped
 
 #: How a row's ``op`` was found.
 ORIGINS: dict[str, str] = {
@@ -113,11 +114,8 @@ class KernelTable(schemas.Plain):
 
     def op_classes(self) -> dict[str, dict[str, float]]:
         """Per op: ``{op: {kernel class: share of that op's kernel time}}`` (rows with an op only)."""
-        by_op: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for k in self.kernels:
-            if k.op is not None:
-                by_op[k.op].append((k.kernel_class, k.device_us))
-        return {op: _shares(rows) for op, rows in by_op.items()}
+        by_op = grouped((k for k in self.kernels if k.op is not None), lambda k: k.op)
+        return {op: _shares((k.kernel_class, k.device_us) for k in rows) for op, rows in by_op.items()}
 
 
 def _shares(rows) -> dict[str, float]:

@@ -237,11 +237,12 @@ class ConfigResult:
         }
 
 
-def grouped(results: Iterable[ConfigResult], key: Callable[[ConfigResult], object]) -> dict:
-    """``results`` by ``key(r)``: groups in first-seen order, each in input order."""
+def grouped(items: Iterable, key: Callable[[object], object]) -> dict:
+    """``items`` (config results, kernel rows, ...) by ``key(item)``: groups in first-seen order, each in input
+    order."""
     groups = defaultdict(list)
-    for r in results:
-        groups[key(r)].append(r)
+    for item in items:
+        groups[key(item)].append(item)
     return groups
 
 
