@@ -15,7 +15,7 @@ from surrobench.analysis.timeline import TimelineReport, TraceFacts
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelStat, KernelTable
 from surrobench.records.ops import OpTable
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.system import SystemView
 
 
@@ -98,10 +98,7 @@ def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
     """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel name
     that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager row, and rows
     with an op, are kept as they are. Times, calls and shares keep their totals: shares are of ``table.total_us``."""
-    owners: dict[str, list[KernelStat]] = {}
-    for k in eager.kernels:
-        if k.op is not None:
-            owners.setdefault(k.name, []).append(k)
+    owners = grouped((k for k in eager.kernels if k.op is not None), lambda k: k.name)
     rows: list[KernelStat] = []
     for k in table.kernels:
         found = owners.get(k.name) if k.op is None and k.origin in MATCHABLE else None
