@@ -122,7 +122,7 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
     """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
-    (:func:`surrobench.api.profile.profiled_step_ms`; a database written before that holds the median)."""
+    (:attr:`surrobench.api.profile.ProfileReport.profiled_step_ms`; a database written before that holds the median)."""
     row = named(store.conn, "SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
     return row["profiled_step_ms"] if row else None
 
