@@ -1,17 +1,15 @@
-"""The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
+"""The capacity at a P99 target: predicted from the unloaded service times, then searched under load (the method
+step by step: docs/design.md, "Capacity: predicted from the service times, verified under load").
 
-**The prediction** simulates the batcher itself (:func:`~surrobench.execution.batcher.serve_open_loop` on a
-:class:`~surrobench.execution.batcher.VirtualClock`) over the load generator's open-loop arrivals, each batch's
-service time drawn from the samples of its padded size measured before any load
-(:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
-(:func:`~surrobench.execution.batcher.idle_threshold`), after an idle of ``MAX_GAP_S`` or more from the samples
-taken after that idle (``idle_ms``), else back to back (a short run's and a backlog's: a sustained run's slow
-batches in their share); plus the loop's own time per step over the backlog (``loop_ms``,
-:func:`~surrobench.execution.batcher.loop_overhead`), after each batch of that size and each wake (batch 1's)
-(:func:`predict_capacity`). Not modelled: late wake-ups, service times that change under load.
+**The prediction** (:func:`predict_capacity`) simulates the batcher itself
+(:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`) over
+the load generator's open-loop arrivals, each batch's service time drawn from the samples of its padded size measured
+before any load (:class:`~surrobench.records.serve.UnloadedLatency`: after ``MAX_GAP_S`` of idle or more, after the
+idle threshold, else back to back), plus the loop's own time per step (``loop_ms``,
+:func:`~surrobench.execution.batcher.loop_overhead`). Not modelled: late wake-ups, service times that change under load.
 
-**The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
-bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
+**The verification** brackets the measured capacity around the prediction and bisects the bracket
+(:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
 (:func:`infeasible_reason`). Going down, the search stops at the :func:`sparse_rate`, and once the P99 does not fall
 with the rate (:func:`flat_tail`); where the simulation finds no passing rate, it starts at the sparse rate.
 """

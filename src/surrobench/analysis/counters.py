@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import TENSOR_SOURCES, KernelCounters, MeasuredKernel, function_name
 from surrobench.records.kernels import KernelStat, KernelTable
+from surrobench.records.run import grouped
 
 #: Near a unit's peak (SOLBottleneck: "greater than 80.0% of the available compute or memory performance").
 HIGH = 0.80
@@ -108,9 +108,7 @@ def _tokens(name: str) -> set[str]:
 
 def join_rows(launches: tuple[KernelCounters, ...], table: KernelTable | None) -> list[KernelStat | None]:
     """The kernel-table row of each launch: same base function name, most shared name tokens, ties to the longest; None."""
-    by_function: dict[str, list[KernelStat]] = defaultdict(list)
-    for row in table.kernels if table is not None else ():
-        by_function[function_name(row.name)].append(row)
+    by_function = grouped(table.kernels if table is not None else (), lambda row: function_name(row.name))
     joined = []
     for k in launches:
         rows = by_function.get(k.function, [])

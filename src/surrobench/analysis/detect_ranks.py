@@ -8,6 +8,7 @@ import statistics
 from surrobench.analysis.cross_rank import CrossRankReport, RankRow
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.records.findings import SEVERITIES, Evidence, Finding, rank_findings
+from surrobench.records.run import grouped
 
 MAX_LISTED_RANKS = 8
 """Ranks quoted one by one in a finding's evidence; the summary counts the rest."""
@@ -127,10 +128,7 @@ def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT
 def merge_rank_findings(per_rank: list[list[Finding]]) -> list[Finding]:
     """One finding per kind over the ranks: the most severe, largest gain (called the worst only when no other rank
     ties it), its config naming the other ranks too."""
-    by_kind: dict[str, list[Finding]] = {}
-    for findings in per_rank:
-        for f in findings:
-            by_kind.setdefault(f.kind, []).append(f)
+    by_kind = grouped((f for findings in per_rank for f in findings), lambda f: f.kind)
     merged = []
 
     def key(f: Finding) -> tuple:

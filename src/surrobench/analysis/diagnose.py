@@ -1,13 +1,12 @@
 """The diagnosis: evidence in, ranked findings out; one small detector per kind (:mod:`surrobench.records.findings`),
 each reading the bundle and :mod:`surrobench.analysis.thresholds`: :mod:`~surrobench.analysis.detect_gpu`,
-:mod:`~surrobench.analysis.detect_ops`,
-:mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`, :mod:`~surrobench.analysis.detect_ranks`.
+:mod:`~surrobench.analysis.detect_ops`, :mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`,
+:mod:`~surrobench.analysis.detect_ranks`.
 
 The host's floor (:class:`HostFloor`) caps a kernel-side remedy's gain
-(:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`): no kernel starts before the host launched it, so such a
-remedy saves at most latency less host submission time (docs/sources.md, method §4; evidence:
-docs/benchmarks/h200-counters.md). Submission is :data:`surrobench.records.run.HOST_SUBMIT_KEY`; not capped where
-the model syncs or there is no trace."""
+(:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`) at the latency less the host's submission time
+(:data:`surrobench.records.run.HOST_SUBMIT_KEY`); why, where it applies (not where the model syncs or without a
+trace) and the evidence: docs/design.md, "Findings" (docs/sources.md, method §4)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """The evidence bundle of one config, any part missing; built by :func:`surrobench.analysis.diagnose.trace_evidence`.
 
 Kernels a CUDA graph replays (or a compiled region launches) have no launching op in the profile
-(:data:`surrobench.records.kernels.ORIGINS`); the same kernels ran in the eager step of the same config, each
-launched by a known op in a known module. :func:`match_eager` credits each such kernel's time by name to the (op,
-module) rows that launched that name in the eager step, in proportion to their calls; names the eager step never
-launched (a compiled region's fused Triton kernels) stay unattributed. docs/design.md ("Attributing replayed
-kernels") gives why matching was chosen over profiling the capture or ncu's graph profiling, and
-benchmarks/gpu_evidence.sh measures its coverage on the H200."""
+(:data:`surrobench.records.kernels.ORIGINS`): :func:`match_eager` credits each one's time by name to the (op, module)
+rows that launched that name in the eager step of the same config, in proportion to their calls; names the eager
+step never launched (a compiled region's fused Triton kernels) stay unattributed (why matching: docs/design.md,
+"Attributing replayed kernels"; its coverage on the H200: benchmarks/gpu_evidence.sh)."""
 
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ from surrobench.analysis.timeline import TimelineReport, TraceFacts
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelStat, KernelTable
 from surrobench.records.ops import OpTable
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.system import SystemView
 
 
@@ -100,10 +98,7 @@ def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
     """``table`` with each row whose op is lost (:data:`MATCHABLE`) split over the eager rows of the same kernel name
     that have an op, in proportion to their calls, with origin ``matched_eager``; rows that match no eager row, and rows
     with an op, are kept as they are. Times, calls and shares keep their totals: shares are of ``table.total_us``."""
-    owners: dict[str, list[KernelStat]] = {}
-    for k in eager.kernels:
-        if k.op is not None:
-            owners.setdefault(k.name, []).append(k)
+    owners = grouped((k for k in eager.kernels if k.op is not None), lambda k: k.name)
     rows: list[KernelStat] = []
     for k in table.kernels:
         found = owners.get(k.name) if k.op is None and k.origin in MATCHABLE else None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.records.findings import Clause
 from surrobench.records.ops import VIEWS, OpTable, categorize
+from surrobench.records.run import grouped
 
 
 @dataclass(frozen=True)
@@ -235,12 +236,9 @@ def low_intensity(name: str) -> bool:
 def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
     """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
     once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once."""
-    groups: dict[OpFamily, list[str]] = {}
     knn = pairwise(table)
-    for name in names:
-        family = family_of(name, knn)
-        if family is not None:
-            groups.setdefault(family, []).append(name)
+    families = {name: family_of(name, knn) for name in names}
+    groups = grouped((name for name in names if families[name] is not None), families.get)
     parts: list[Clause] = []
     for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action

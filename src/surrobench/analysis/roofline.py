@@ -9,14 +9,13 @@ Model: Williams, Waterman, Patterson, CACM 52(4), 2009: intensity ``I = F / Q`` 
   none; a gather's source at most its output's bytes.
 - Time: the op table's self time per step; unseen wrapper/backend ops' time goes to seen ops of the same
   category by bytes; ``other`` (allocations, views) is bookkeeping and stays out.
-- Calls: an op the counter saw more times a forward than the profile a step is uncosted (:class:`UncostedOp`);
-  fewer is kept, the profile counting calls nested in ops the counter saw whole (docs/benchmarks/flop-counter-calls.md).
+- Calls: an op the counter saw more times a forward than the profile a step is uncosted (:class:`UncostedOp`;
+  docs/design.md, "Kernel attribution").
 - Ceilings: ``surrobench calibrate``, else the H200's (said in the report); a zero or non-finite ceiling is
   unusable (:meth:`Ceilings.unusable`).
 - ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`).
-- Headroom (:func:`roofline_headroom`): a launch's bound is ``max(FLOPs / peak, DRAM bytes / copy bandwidth)``
-  with ncu's FLOPs and DRAM bytes; the step's bound sums its launches' (one stream runs them in turn), each at most
-  the launch's measured time; step time over bound is what ``optimize`` left (1.0: at the roofline)."""
+- Headroom (:func:`roofline_headroom`): step time over the summed ``max(FLOPs / peak, DRAM bytes / copy bandwidth)``
+  of its launches under ncu (docs/design.md, "Headroom"): what ``optimize`` left (1.0: at the roofline)."""
 
 from __future__ import annotations
 

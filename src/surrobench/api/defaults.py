@@ -9,7 +9,7 @@ from surrobench.collect.profile_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.results.compare import DEFAULT_THRESHOLD
-from surrobench.results.store import DEFAULT_DB, write_recovery
+from surrobench.results.store import DEFAULT_DB, replace_file, write_recovery
 from surrobench.tune.request import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEFAULT_ROUNDS
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_devices

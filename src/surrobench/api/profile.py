@@ -34,7 +34,9 @@ class ProfileReport(ChildReport):
     """One profiled config (``config`` with ``top_op`` filled when profiled).
 
     Attributes:
-        profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
+        profiled_step_ms: mean host time of the recorded steps under the profiler, ms: a mean, as the op table's
+            per-step times are averaged (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled
+            ops never exceed it (a median would leave out preempted steps whose op times land in the sums).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
         counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
@@ -68,13 +70,6 @@ class ProfileReport(ChildReport):
         }
 
 
-def profiled_step_ms(active_step_ms: list[float]) -> float:
-    """The profiled step, ms: the mean host time of the recorded steps, as the op table's per-step times are averaged
-    (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled ops never exceed it (a median would
-    leave out preempted steps whose op times land in the sums)."""
-    return statistics.fmean(active_step_ms)
-
-
 def profile_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: ProfileOptions, run_id: str
 ) -> ProfileReport:
@@ -84,7 +79,7 @@ def profile_config(
     if child["status"] != "ok":
         return ProfileReport(result, config_id, child["status"], child["error"], warnings=warnings)
     table = OpTable.from_json(child["op_table"])
-    step_ms = profiled_step_ms(child["active_step_ms"])
+    step_ms = statistics.fmean(child["active_step_ms"])  # ProfileReport.profiled_step_ms says why the mean
     overhead = step_ms / result.latency_ms.median - 1 if result.latency_ms else None
     if (top := table.top_op()) is not None:
         result = result.with_top_op(top.name, top.share)

@@ -2,12 +2,10 @@
 dynamic batcher (``surrobench serve``).
 
 Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
-:class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
-FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate fails (or
-narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99 stays within the
-target and nothing was dropped. The policy with the highest capacity is the record's best. Before any load the unloaded
-latency is measured (isolated and back to back, per batch size); the search then starts at the capacity predicted from
-it, or is answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
+:class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search
+(:func:`~surrobench.analysis.capacity.find_capacity`), started at the capacity predicted from the unloaded latency
+measured before any load, or answered at once when the target is infeasible (:mod:`surrobench.analysis.capacity`).
+The policy with the highest capacity is the record's best.
 
 The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
 :func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
@@ -129,10 +127,10 @@ def serve_request(
 
     Raises:
         UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file, or one spanning
-            over :data:`MAX_STRETCH` x ``duration_s`` (ms read as s); a search
-            without ``p99_ms``; an unknown arrival process; non-positive times or rates; a warm-up not shorter
-            than the duration; a load of more than :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD`
-            arrivals, or a ``min_requests`` none could hold; all before anything is allocated or run.
+            over :data:`MAX_STRETCH` x ``duration_s`` (ms read as s); a search without ``p99_ms``; an unknown
+            arrival process; non-positive times or rates; a warm-up not shorter than the duration; a load of more
+            than :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` arrivals, or a ``min_requests`` none
+            could hold; all before anything is allocated or run.
     """
     if arrival not in ARRIVALS:
         choices = " or ".join(CHOSEN_ARRIVALS)
@@ -262,13 +260,10 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
 def search_notes(
     request: ServeRequest, results: Iterable[PolicyResult], unloaded: dict[int, UnloadedLatency] | None = None
 ) -> tuple[str, ...]:
-    """A note per peak search that passed at :func:`max_rate_rps`, the most one load may offer: its capacity
-    is a lower bound; one per search whose measured rates below its capacity failed (the target holds only under
-    load); else one when a capacity was found but a batch-1 request after the longest idle probed (``idle_ms``)
-    misses the target: rates sparse enough to leave the device that idle fail below the capacity; one per policy
-    whose batches ran slower under load than unloaded (:func:`~surrobench.analysis.capacity.slowdown_under_load`,
-    the worst load named): a prediction from the unloaded samples does not hold there; one per capacity whose
-    passing or first failing load has a P99 interval holding the target (the boundary within the loads' noise)."""
+    """One note per case, each saying what it means: a policy whose batches ran slower under load than unloaded
+    (:func:`~surrobench.analysis.capacity.slowdown_under_load`, the worst load named); a capacity whose passing or
+    first failing load has a P99 interval holding the target; a search that passed at :func:`max_rate_rps`; one
+    whose rates below its capacity failed; else a batch-1 request after the longest idle probed missing the target."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
     for r in results:
         slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]

@@ -24,7 +24,7 @@ from rich.console import Console
 
 from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SETS, DEFAULT_ITERS, DEFAULT_THRESHOLD
 from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
-from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, write_recovery
+from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, replace_file, write_recovery
 from surrobench.cli.signals import signals_deferred
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
 from surrobench.records import schemas
@@ -363,21 +363,8 @@ def _write_output(path: Path, text: str, flag: str) -> None:
             with open(path, "ab") as stream:  # appended: truncating would cut what a redirected stdout holds
                 stream.write(data)
             return
-        try:  # the permission bits it keeps: its own, else what open(path, "w") gives a new file (POSIX open(2))
-            mode = target.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)  # the only portable way to read it: set and restore at once
-            os.umask(umask)
-            mode = 0o666 & ~umask  # 0o666 less the process umask
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            os.fchmod(fd, mode)  # mkstemp makes it 0600
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        mode = target.stat().st_mode & 0o7777 if target.exists() else None  # its own bits, else a new file's
+        replace_file(target, data, mode)
     except OSError as exc:
         raise UsageError(
             f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost"

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import statistics
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from surrobench.execution.config import numeric_settings
 from surrobench.execution.env import fingerprint
 from surrobench.execution.timing import time_loop, warm_up
 from surrobench.records.ceilings import Ceilings
+from surrobench.records.run import created_now
 
 #: Defaults: the H200 calibration's sizes on CUDA (docs/sources.md, h200) (8192^3 GEMM, 1 GiB copy); small enough for a laptop CPU otherwise.
 DEFAULT_SIZES = {"cuda": {"matmul_n": 8192, "copy_mib": 1024}, "cpu": {"matmul_n": 1024, "copy_mib": 256}}
@@ -76,7 +76,7 @@ def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int =
         device_name=fingerprint(device)["device_name"],
         copy_gbps=2 * n_bytes / (copy_ms / 1e3) / 1e9,
         matmul_tflops=rates,
-        measured=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        measured=created_now(),
         note=f"copy {copy_mib} MiB, matmul {matmul_n}^3, fastest of {REPEATS} medians of {iters} after {warmup} warm-up",
     )
     return Calibration(ceilings, spreads)

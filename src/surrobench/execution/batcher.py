@@ -224,9 +224,8 @@ def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s
     """A backlog of batches of ``k`` served by :func:`serve_open_loop` for about ``window_s`` (at least
     :data:`MIN_UNLOADED_SAMPLES` batches, at most a load's arrivals; ``back_s``, s, sets their number): the
     loop's own time per batch (s: the backlog's time neither serving nor waiting, per batch) and the batches'
-    service times (s), a sustained run's (preemption by other processes, docs/benchmarks/cpu-loop.md). Both come
-    from one window: a difference of two windows' means would charge the drift between them
-    (docs/benchmarks/h200-capacity.md, "What the loop charge stood for")."""
+    service times (s), a sustained run's (preemption by other processes, docs/benchmarks/cpu-loop.md), both from one
+    window (why: docs/design.md, "Capacity: predicted from the service times, verified under load")."""
     median = max(float(np.median(back_s)), 1e-9)
     n = int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, window_s / median)))
     trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
@@ -241,10 +240,9 @@ def unloaded_latency(
     batches run back to back (then a backlog's, :func:`loop_overhead`), then of batches each started the idle threshold
     ``gap_s`` (:func:`idle_threshold`) after the last, then the backlog loop's own time per batch (0 without ``loop``),
     then up to :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
-    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap): a longer idle can be slower still (an H100's
-    eager U-Net, docs/benchmarks/h200-capacity.md). At most :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`,
-    fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never under
-    :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
+    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap; why: docs/design.md, "Capacity"). At most
+    :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and
+    kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:

@@ -2,31 +2,26 @@
 
 One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps
 (:class:`KernelStat`). :class:`KernelRows` attributes kernels for both builders (torch.profiler's events, a
-loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a view
-(:data:`~surrobench.records.ops.VIEWS`) credited with kernels (the transformer fast path's land on ``aten::view``)
-passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it launches
-is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact of
-:data:`NOTE_KINDS`.
+loaded trace) by the rules of docs/profile.md, "Kernel attribution": the innermost op around the launch call, a
+view's kernels passed to the nearest enclosing op that is not one (:data:`~surrobench.records.ops.VIEWS`),
+:data:`ORIGINS` for the rest; each :class:`AttributionNote` is one structured fact of :data:`NOTE_KINDS`.
 
-**Kernel classes**: what a GPU kernel does, read from its name, in one small closed vocabulary. A kernel's name is
-the one fact every trace keeps, whatever launched it (an eager op, a fused composite, a CUDA-graph replay, a
-``torch.compile`` region), and vendors name kernels by convention: :data:`KERNEL_CLASS_TABLE` holds every pattern
-with real names captured on an H200, first match wins. TorchInductor's Triton kernels are
-``triton_<kind>_fused_<ops>_<n>`` (``torch/_inductor/codegen/triton.py``: ``poi`` pointwise, ``red``/``per``
-reduction, ``tem`` a GEMM or convolution template; ``<ops>`` the eager ops fused, :func:`inductor_fused_ops`). These
-classes sort *kernels* by the hardware work they do, not *operators* (:mod:`surrobench.records.ops`): a cuDNN kernel
-that converts a layout is a ``copy`` here, whatever op launched it.
+**Kernel classes**: what a GPU kernel does, read from its name (the one fact every trace keeps), in one small closed
+vocabulary, :data:`KERNEL_CLASS_TABLE` (first match wins; TorchInductor's names, ``torch/_inductor/codegen/triton.py``:
+:func:`inductor_fused_ops`). These classes sort *kernels* by the hardware work they do, not *operators*
+(:mod:`surrobench.records.ops`): a cuDNN kernel that converts a layout is a ``copy`` here, whatever op launched it.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from surrobench.records import schemas
 from surrobench.records.ops import VIEWS, categorize
+from surrobench.records.run import grouped
 
 #: How a row's ``op`` was found.
 ORIGINS: dict[str, str] = {
@@ -119,11 +114,8 @@ class KernelTable(schemas.Plain):
 
     def op_classes(self) -> dict[str, dict[str, float]]:
         """Per op: ``{op: {kernel class: share of that op's kernel time}}`` (rows with an op only)."""
-        by_op: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for k in self.kernels:
-            if k.op is not None:
-                by_op[k.op].append((k.kernel_class, k.device_us))
-        return {op: _shares(rows) for op, rows in by_op.items()}
+        by_op = grouped((k for k in self.kernels if k.op is not None), lambda k: k.op)
+        return {op: _shares((k.kernel_class, k.device_us) for k in rows) for op, rows in by_op.items()}
 
 
 def _shares(rows) -> dict[str, float]:

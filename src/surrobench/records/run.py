@@ -216,12 +216,7 @@ class ConfigResult:
         """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
         return {
-            "model": self.model,
-            "input_shape": list(self.input_shape),
-            "batch": self.batch,
-            "precision": self.precision,
-            "device": self.device,
-            "mode": self.mode,
+            **self.key().to_json(),
             "status": self.status,
             "error": self.error,
             "warmup": self.warmup,
@@ -242,11 +237,12 @@ class ConfigResult:
         }
 
 
-def grouped(results: Iterable[ConfigResult], key: Callable[[ConfigResult], object]) -> dict:
-    """``results`` by ``key(r)``: groups in first-seen order, each in input order."""
+def grouped(items: Iterable, key: Callable[[object], object]) -> dict:
+    """``items`` (config results, kernel rows, ...) by ``key(item)``: groups in first-seen order, each in input
+    order."""
     groups = defaultdict(list)
-    for r in results:
-        groups[key(r)].append(r)
+    for item in items:
+        groups[key(item)].append(item)
     return groups
 
 

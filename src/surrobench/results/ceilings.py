@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import tempfile
 from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.ceilings import Ceilings
+from surrobench.results.store import replace_file
 
 CACHE_ENV = "SURROBENCH_CACHE_DIR"
 _FILE = "ceilings.json"
@@ -60,10 +60,7 @@ def save_ceilings(ceilings: Ceilings, threads: int | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = _read(path)
         data[machine_key(ceilings.device_name, threads)] = ceilings.to_json()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_FILE}.", suffix=".tmp")
-        with os.fdopen(fd, "w") as stream:
-            json.dump(data, stream, indent=1)
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data, indent=1).encode())
     except OSError as exc:
         raise UsageError(
             f"cannot store the ceilings in {str(path)!r} ({exc.strerror or exc}); set {CACHE_ENV} to a writable folder"

@@ -1,17 +1,12 @@
-"""A/B comparison of two runs (docs/sources.md, method §5): median latency, P95, peak memory and top-op share
-side by side, configs matched by :meth:`ConfigResult.key`, each latency ratio NEW/BASE with a bootstrap 95%
-interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/design.md "Faster").
-
-**Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
-baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
-stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
-``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, too noisy to judge ``inconclusive``
-(:meth:`~surrobench.records.paired.Speedup.verdict`), else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
-failed) or ``improved``, on both ``not_compared``. Ratios are NEW/BASE (1.05 = 5% slower), the speedup's inverse.
-
-**Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
-allocator layout, a busy host) reads as a difference (Kalibera & Jones 2013: run-level variation needs repeated
-runs). An A/A comparison measures it: ``unchanged`` everywhere before a BASE/NEW verdict is trusted there.
+"""A/B comparison of two runs (docs/sources.md, method §5; docs/compare.md): median latency, P95, peak memory and
+top-op share side by side, configs matched by :meth:`ConfigResult.key`, each latency ratio NEW/BASE (1.05 = 5%
+slower, the speedup's inverse) with a bootstrap 95% interval, judged by the one rule for "faster"
+(:mod:`surrobench.records.paired`, docs/design.md "Faster": two separate runs drawn each on its own; the runs
+``optimize`` stored, timed together, as the pair they are, ``extra["paired_units"]``). With the rule's smallest
+effect set to ``threshold``, NEW faster is ``improved``, slower ``regressed``, too noisy to judge ``inconclusive``
+(:meth:`~surrobench.records.paired.Speedup.verdict`), else ``unchanged``; a config failed on one side only is
+``regressed`` (ok -> failed) or ``improved``, on both ``not_compared``. The CI sees only the variation within each
+run, not a shift between processes (Kalibera & Jones 2013): an A/A comparison measures it (docs/compare.md).
 """
 
 from __future__ import annotations

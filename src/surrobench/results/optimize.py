@@ -4,20 +4,15 @@
 One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the recommended
 recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on the pair.
 
-**Fresh check** (:class:`FreshCheck`): does a recipe's speedup hold up in fresh processes? A baseline's time
-drifts between processes (docs/benchmarks/h200-optimize.md, "Windows and processes"); the check measures the pair
-again as ``surrobench run`` in new processes, alternating which starts first, each pair of processes one unit of
-:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes that drift.
-
-**Verdict.** Two readings by the one rule of :mod:`surrobench.records.paired`: is the recipe faster in the fresh
-pairs' own record; and do optimize's unit speedups (its own process one unit, each of its fresh-process windows
-another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) differ from the fresh
-pairs' beyond the margin, either way (:func:`agreement`)? Windows of one process are one unit, not several
-(Hurlbert 1984, "Pseudoreplication", Ecological Monographs 54(2)).
-
-``reproduced``: faster, and no difference from optimize; ``overlaps``: no difference, but not faster beyond
-the noise; ``not_reproduced``: a difference; ``failed``: a fresh process did not finish; ``interrupted``:
-Ctrl-C ended the check (the processes that finished are stored and listed).
+**Fresh check** (:class:`FreshCheck`; docs/optimize.md, "Does it hold up later"): the pair measured again as
+``surrobench run`` in new processes, alternating which starts first, each pair of processes one unit of
+:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes the drift between processes
+(docs/benchmarks/h200-optimize.md, "Windows and processes"). By the rule of :mod:`surrobench.records.paired`:
+``reproduced``, faster in the fresh pairs and no difference beyond the margin from optimize's unit speedups (its own
+process one unit, each fresh-process window another: :attr:`ConfigOptimization.recipe_process_speedups`, windows of
+one process never several units: Hurlbert 1984, "Pseudoreplication", Ecological Monographs 54(2); :func:`agreement`);
+``overlaps``, no difference but not faster beyond the noise; ``not_reproduced``, a difference; ``failed``, a fresh
+process did not finish; ``interrupted``, Ctrl-C ended the check (the processes that finished are stored and listed).
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ import numpy as np
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS, inputs_json
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, identity_from_json
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
@@ -235,13 +230,7 @@ class ConfigOptimization:
     def to_json(self) -> dict:
         b = self.baseline
         return {
-            "model": b.model,
-            "input_shape": list(b.input_shape),
-            "inputs": inputs_json(b.inputs),
-            "batch": b.batch,
-            "precision": b.precision,
-            "device": b.device,
-            "mode": b.mode,
+            **b.key().identity_json(),
             "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
             "label": b.label(),
             "error": self.error,
@@ -531,7 +520,7 @@ def judge_fresh(
 
 def agreement(optimized_units: Sequence[float], fresh_units: Sequence[float]) -> Speedup:
     """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each its own process, as two separate
-    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's second reading).
+    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's comparison with optimize).
 
     Raises:
         ValueError: an empty side, or a speedup that is not positive and finite.

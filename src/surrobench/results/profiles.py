@@ -2,15 +2,10 @@
 ``kernel_profiles``/``kernel_stats``, schema 5): what ``profile`` and ``diagnose`` measured, read back by
 ``diagnose --run``, ``show`` and ``report``. One row per op or kernel, in the table's order.
 
-Its Nsight Compute counters (schema 6): one ``ncu_captures`` row per measured config (what the replay cost, or the
-problem that stopped it), one ``ncu_kernels`` row per launch with its verdict in columns, for queries, and the
-whole :class:`~surrobench.records.counters.MeasuredKernel` as JSON, for reading it back.
-
-Its estimated roofline (schema 8: ``rooflines``): ``diagnose`` computes it once
-(:func:`surrobench.analysis.roofline.roofline`) and stores it, so a stored run (``diagnose --run``, ``report``)
-reads the estimated verdicts without the model its FLOP count needs; the whole
-:class:`~surrobench.analysis.roofline.RooflineReport` as JSON, beside the columns a query would select by (device
-name, precision, ridge point in FLOP/byte).
+Its Nsight Compute counters (schema 6: one ``ncu_captures`` row per config, one ``ncu_kernels`` row per launch, its
+verdict in columns and the whole :class:`~surrobench.records.counters.MeasuredKernel` as JSON) and its estimated
+roofline (schema 8: one ``rooflines`` row, the whole :class:`~surrobench.analysis.roofline.RooflineReport` as JSON
+beside its device name, precision and ridge point): why so, docs/design.md, "estimated roofline, stored".
 """
 
 from __future__ import annotations
@@ -127,7 +122,7 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
     """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
-    (:func:`surrobench.api.profile.profiled_step_ms`; a database written before that holds the median)."""
+    (:attr:`surrobench.api.profile.ProfileReport.profiled_step_ms`; a database written before that holds the median)."""
     row = named(store.conn, "SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
     return row["profiled_step_ms"] if row else None
 

@@ -440,7 +440,6 @@ class ResultStore:
             for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
                 self.conn.execute(statement)
             _check_tables(self.conn, self.path)
-            # A writer's probe: an unwritable file fails here, at once. A reader leaves a current file as it was.
             if version != SCHEMA_VERSION or not read_only:
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.execute("COMMIT")
@@ -705,32 +704,41 @@ def recovery_name(db: str | Path, run_id: str) -> str:
     return f"{Path(db).stem}.unsaved-{run_id}.json"
 
 
+def replace_file(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``target`` whole: to a temporary file beside it, renamed over it, so a reader never sees
+    half of it; with permission bits ``mode``, None: those ``open()`` gives a new file (0o666 less the umask, not
+    mkstemp's 0600). Raises OSError, the temporary file removed."""
+    if mode is None:
+        umask = os.umask(0)  # the only portable way to read it: set and restore at once
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_recovery(document: dict, db: str | Path, run_id: str) -> Path | None:
-    """Write ``document`` (a run JSON) as :func:`recovery_name` in the first folder that takes it whole (written
-    beside it and renamed; a folder where the name is taken passed over): the database's own, the current one, the
+    """Write ``document`` (a run JSON) as :func:`recovery_name` in the first folder that takes it whole
+    (:func:`replace_file`; a folder where the name is taken passed over): the database's own, the current one, the
     temporary one. Returns the path written, or None when no folder took it."""
     data = (json.dumps(document, indent=1) + "\n").encode()
-    name = recovery_name(db, run_id)
     try:
         here = [Path.cwd()]
     except OSError:  # the current folder was removed
         here = []
     for folder in dict.fromkeys([Path(db).resolve().parent, *here, Path(tempfile.gettempdir())]):
-        target = folder / name
+        target = folder / recovery_name(db, run_id)
         if target.exists():
             continue
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-        except OSError:
-            continue
-        try:
-            umask = os.umask(0)  # the mode open() gives a new file, not mkstemp's 0600
-            os.umask(umask)
-            os.fchmod(fd, 0o666 & ~umask)
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(tmp, target)
+            replace_file(target, data)
             return target
         except OSError:
-            Path(tmp).unlink(missing_ok=True)
+            continue
     return None

@@ -161,28 +161,26 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
     """
     if not run.results:
         raise UsageError(f"run {run.run_id} has no configs to optimize")
-    sweeps = []
-    for r in run.results:
-        extra = r.extra
-        sweeps.append(
-            SweepRequest(
-                models=(r.model,),
-                shapes=tuple(parse_shapes(r.shape_label)),
-                batches=(r.batch,),
-                precisions=(r.precision,),
-                modes=(r.mode,),
-                device=resolve_device(r.device),
-                warmup=r.warmup,
-                iters=r.iters // extra.get("rounds", 1),
-                seed=extra.get("seed", 0),
-                cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)),
-                input_sets=extra.get("input_sets", 3),
-                tag=run.tag,
-                channels_last=bool(extra.get("channels_last", False)),
-                compile_mode=extra.get("compile_mode"),
-                threads=extra.get("threads"),
-            )
+    sweeps = [
+        SweepRequest(
+            models=(r.model,),
+            shapes=tuple(parse_shapes(r.shape_label)),
+            batches=(r.batch,),
+            precisions=(r.precision,),
+            modes=(r.mode,),
+            device=resolve_device(r.device),
+            warmup=r.warmup,
+            iters=r.iters // r.extra.get("rounds", 1),
+            seed=r.extra.get("seed", 0),
+            cudnn_benchmark=bool(r.extra.get("cudnn_benchmark", False)),
+            input_sets=r.extra.get("input_sets", 3),
+            tag=run.tag,
+            channels_last=bool(r.extra.get("channels_last", False)),
+            compile_mode=r.extra.get("compile_mode"),
+            threads=r.extra.get("threads"),
         )
+        for r in run.results
+    ]
     return tuple(plan_sweep(sweep) for sweep in dict.fromkeys(sweeps))
 
 

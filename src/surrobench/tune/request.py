@@ -130,7 +130,6 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
     remedies = candidate_remedies(device, thorough=thorough)
     known = [r.name for r in remedies]
-    # a remedy id (as diagnose names one) stands for each of its candidates: threads -> threads=1, threads=2
     ids = {n: [m for m in known if remedy_id(m) == n] for n in names if n not in known}
     names = tuple(dict.fromkeys(k for n in names for k in (ids.get(n) or [n])))
     unknown = [n for n in names if n not in known]

@@ -27,10 +27,9 @@ from surrobench.tune.bench import Bench, Handle
 WARM_COMPILE_FRACTION = 0.72
 #: (Seconds, where) a cold torch.compile candidate is expected to take, by device: the slowest first compilation
 #: measured on an H200 (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes") and on a 2-core
-#: EPYC at 1 thread, a fresh Inductor cache (docs/benchmarks/cpu-optimize.md, "A first compilation on the CPU"). A
-#: compiled candidate at a thread count none compiled before ran at compiles cold (ibid.), and on the CPU one at a new
-#: precision too (bf16 5.8x and 13.8x fp32's first compilation, ibid.); on CUDA precision stacks compiled warm (GAT
-#: compile+bf16 1.0 s setup, U-Net tf32+compile-reduce-overhead 0.49 of the first: h200-optimize.md).
+#: EPYC at 1 thread, a fresh Inductor cache (docs/benchmarks/cpu-optimize.md, "A first compilation on the CPU").
+#: Which candidates compile cold (a new thread count; on the CPU a new precision too, not on CUDA) and the
+#: measurements behind it: docs/design.md, "Fresh processes: their share of the budget".
 FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")}
 
 
