@@ -122,3 +122,23 @@ def test_channels_of_point_outputs_are_the_small_dimension():
     cand[..., 1] *= 1.5
     verdict = check_accuracy(cand, ref)
     assert len(verdict.outputs[0].rel_l2_channels) == 2 and not verdict.ok and verdict.rel_l2 > 0.4
+
+
+def test_the_tensors_of_a_dataclass_output_are_compared():
+    """A model returning a dataclass: its fields' tensors are judged, and a copy keeps them when the step's
+    buffers are overwritten (a CUDA graph's static output)."""
+    from dataclasses import dataclass
+
+    from surrobench.execution.interleave import clone_output
+
+    @dataclass
+    class Fields:
+        u: torch.Tensor
+        label: str = "u"
+
+    ref = Fields(torch.linspace(1.0, 2.0, 64).reshape(1, 1, 8, 8))
+    assert not check_accuracy(Fields(ref.u * 1.5), ref).ok
+    assert check_accuracy(Fields(ref.u.clone()), ref).ok
+    kept = clone_output(ref)
+    ref.u.zero_()
+    assert isinstance(kept, Fields) and kept.label == "u" and float(kept.u.sum()) > 0

@@ -28,16 +28,11 @@ _HALF_MULTIPLIER, _FP32_MULTIPLIER, _SMALL_NUMEL = 3.0, 2.0, 1000
 
 
 def output_tensors(output) -> list[torch.Tensor]:
-    """The floating-point (or complex) tensors of a model output, depth first, in order."""
-    import torch
+    """The floating-point (or complex) tensors of a model output, depth first, in order: every container
+    :func:`surrobench.execution.sanity.output_tensors` walks (dataclasses included)."""
+    from surrobench.execution.sanity import output_tensors as walk
 
-    if isinstance(output, torch.Tensor):
-        return [output] if output.is_floating_point() or output.is_complex() else []
-    if isinstance(output, dict):
-        output = list(output.values())
-    if isinstance(output, (list, tuple)):
-        return [t for item in output for t in output_tensors(item)]
-    return []
+    return [t for _, t in walk(output) if t.is_floating_point() or t.is_complex()]
 
 
 def channel_dim(shape: tuple[int, ...]) -> int | None:

@@ -6,6 +6,7 @@ call timed as its setup), then taking turns round by round, so a slow spell of t
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -34,6 +35,9 @@ def clone_output(output):
         return {k: clone_output(v) for k, v in output.items()}
     if isinstance(output, (list, tuple)):
         return [clone_output(v) for v in output]
+    if dataclasses.is_dataclass(output) and not isinstance(output, type):
+        cloned = {f.name: clone_output(getattr(output, f.name)) for f in dataclasses.fields(output) if f.init}
+        return dataclasses.replace(output, **cloned)
     return output
 
 
