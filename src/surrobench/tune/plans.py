@@ -17,6 +17,7 @@ from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import failed_result, planned_label, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
 from surrobench.execution.sweep import resolve_device, sweep_warnings
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
@@ -175,9 +176,7 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
             cudnn_benchmark=bool(r.extra.get("cudnn_benchmark", False)),
             input_sets=r.extra.get("input_sets", 3),
             tag=run.tag,
-            channels_last=bool(r.extra.get("channels_last", False)),
-            compile_mode=r.extra.get("compile_mode"),
-            threads=r.extra.get("threads"),
+            **{name: r.extra[name] for name in EXEC_SETTINGS if name in r.extra},  # every setting it ran with
         )
         for r in run.results
     ]
