@@ -111,3 +111,16 @@ def test_the_kernel_table_round_trips_through_json():
     rows.add("regular_fft<128u>", 3.0, ["aten::_fft_r2c", "aten::fft_rfft2"], "spectral.0")
     table = rows.finish(active_steps=3, source="profiler")
     assert KernelTable.from_json(json.loads(json.dumps(table.to_json()))) == table
+
+
+def test_each_op_category_row_matches_its_own_examples():
+    """The op table's examples name their own row, first match winning: a matrix exponential is matmul work,
+    not the elementwise ``exp`` its name holds."""
+    from surrobench.records.ops import CATEGORY_TABLE
+
+    for category, _, examples in CATEGORY_TABLE:
+        for example in examples.split(", "):
+            if example.startswith("aten::"):
+                assert categorize(example) == category, example
+    assert categorize("aten::linalg_matrix_exp") == categorize("aten::matrix_power") == "gemm/matmul/einsum"
+    assert categorize("aten::exp") == "elementwise/activation"

@@ -45,7 +45,8 @@ def _word(alternatives: str) -> str:
 #: attention (SDPA's kernels, the transformer fast path's composites) comes before them all. Pooling counts as a
 #: (windowed) reduction; interpolation (``upsample_*``, nearest to trilinear) as elementwise, before the gathers (a
 #: nearest kernel's name holds ``compute_source_index``): a fixed weighted read of neighbours, no index the user
-#: gives; ``grid_sample``, reading at the user's grid, as a gather; a view by its exact name.
+#: gives; ``grid_sample``, reading at the user's grid, as a gather; a view by its exact name; ``matrix_exp`` and
+#: ``matrix_power``, products of matmuls (PyTorch ``torch.linalg.matrix_exp``), as GEMM, not elementwise ``exp``.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
         "communication",
@@ -73,8 +74,9 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     ("distance/selection", r"[cp]dist|euclidean_dist|topk|sort|kthvalue|median|bucketize", "aten::cdist, aten::topk"),
     (
         "gemm/matmul/einsum",
-        _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
-        "aten::bmm, aten::addmm, aten::einsum, cutlass_80_tensorop_s1688gemm, gemvx::kernel",
+        _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot|matrix_exp|matrix_power")
+        + "|gemm|gemv|cublas",
+        "aten::bmm, aten::addmm, aten::einsum, aten::linalg_matrix_exp, cutlass_80_tensorop_s1688gemm, gemvx::kernel",
     ),
     ("elementwise/activation", r"upsample", "aten::upsample_trilinear3d, upsample_nearest2d_out_frame"),
     (
