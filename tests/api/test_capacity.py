@@ -674,6 +674,14 @@ def test_capacity_verdicts_of_infeasible_brackets():
     assert judge_capacities(none, some, 5.0)[2] == "higher"
     assert judge_capacities(some, none, 5.0)[2] == "lower"
     assert judge_capacities(none, none, 5.0)[2] == "same"
+    # brackets that only touch (the trial's A/A pair: [37.5, 43.1) and [43.2, 47.5)) are no change: the ratio's lower
+    # end, 1.002, does not clear the one rule's smallest effect of interest; one above it by more does
+    low, touching, above = (
+        PolicyResult(ServePolicy(1, 0.0), (), Capacity(40.0, *b, ()))
+        for b in ((37.5, 43.1), (43.2, 47.5), (45.0, 47.5))
+    )
+    assert judge_capacities(low, touching, 40.0)[2] == judge_capacities(touching, low, 40.0)[2] == "same"
+    assert judge_capacities(low, above, 40.0)[2] == "higher" and judge_capacities(above, low, 40.0)[2] == "lower"
 
 
 def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is_a_note(monkeypatch):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
+from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
 from surrobench.results.store import ResultStore, named
@@ -86,15 +87,17 @@ class CapacityComparison(schemas.Plain):
 def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
     """NEW's capacity against BASE's, the one rule (``compare`` of serve runs, ``optimize --objective capacity``):
     each bracket as :meth:`PolicyResult.noise_bracket` widens it, those widened by side (``base``, ``new``), and the
-    verdict: ``higher`` or ``lower`` when the brackets do not overlap; when they do, ``same`` if both are closed
-    and neither widened (the searches, at 5% resolution, cannot tell them apart), else ``inconclusive``."""
+    verdict: ``higher`` or ``lower`` when one bracket lies above the other by the paired rule's smallest effect of
+    interest (:data:`~surrobench.records.paired.MIN_EFFECT`: the one rule's margin, so that two brackets that only
+    touch are not a change); otherwise ``same`` if both are closed and neither widened (the searches, at 5%
+    resolution, cannot tell them apart), else ``inconclusive``."""
     judged = [r.noise_bracket(target_p99_ms) for r in (base, new)]
     noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity.interval_rps}
     (b_lo, b_hi), (n_lo, n_hi) = judged
     # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
-    if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
+    if b_hi is not None and n_lo >= b_hi * (1 + MIN_EFFECT) and n_lo > b_lo:
         return judged, noise, "higher"
-    if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
+    if n_hi is not None and b_lo >= n_hi * (1 + MIN_EFFECT) and b_lo > n_lo:
         return judged, noise, "lower"
     return judged, noise, "same" if b_hi is not None and n_hi is not None and not noise else "inconclusive"
 
