@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 
 import surrobench
+from surrobench.cli.options import invoked_as
 from surrobench.records.run import ConfigResult, run_from_json
 from surrobench.records.serve import serve_from_json
 from surrobench.results import store as store_module
@@ -63,6 +64,7 @@ def test_without_json_a_recovery_file_beside_the_database_imports_back(tmp_path,
     err = capsys.readouterr().err
     (recovery,) = tmp_path.glob("r.unsaved-*.json")
     assert str(recovery) in err and "disk full" in err
+    assert f"{invoked_as()} import " in err  # the line to store it back starts as surrobench was started
     kept = run_from_json(json.loads(recovery.read_text()))
     assert len(kept.results) == 2
     disk_full_on_second_config["full"] = False  # the disk has room again

@@ -336,7 +336,7 @@ def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
         kept = write_recovery(exc.document, exc.error.path, exc.record_id)
     if kept is None:
         return f"{exc}; they could not be written to any file either (beside the database, here, or in the temporary folder)"
-    again = shlex.join(["surrobench", "import", str(kept), "--db", exc.error.path])
+    again = f"{invoked_as()} {shlex.join(['import', str(kept), '--db', exc.error.path])}"
     return f"{exc}: {exc.what} {exc.record_id} is kept in {str(kept)!r}; once the database can be written: {again}"
 
 
