@@ -262,7 +262,8 @@ class DeviceBench:
 
     def not_faster_note(self, recipe: Recipe) -> str | None:
         if compiles(recipe.remedies[-1].name) and self.probe.complex_ops:
-            return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
+            calls = self.probe.complex_ops
+            return f"Inductor generates no code for complex operators ({calls} call(s) a step here): they stay eager"
         return None
 
     def free_cores(self) -> int | None:
