@@ -164,6 +164,8 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
     record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
+    cut_off = [r.label() for r in record.results if r.status == "ok" and r.label() not in context["profiled"]]
+    context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in cut_off}
     cut.partial = Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
     return cut
 

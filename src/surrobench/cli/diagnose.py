@@ -33,7 +33,8 @@ _WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in
 def _lines(result) -> tuple[list[dict], list[str], dict]:
     """A diagnosis's failed configs, those without a finding and its evidence checks: every config gets a line."""
     failed, checks = result.context.get("failed_configs", []), result.context.get("evidence_checks") or {}
-    runs = (r.label() for r in result.run.results) if result.run else ()
+    judged = (r.label() for r in result.run.results) if result.run else ()
+    runs = [label for label in judged if checks.get(label, {}).get("verdict") != "cannot_judge"]  # a line of its own
     return failed, quiet_configs(list(result.findings), runs, failed), checks
 
 
