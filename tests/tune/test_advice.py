@@ -588,3 +588,25 @@ def test_a_family_clause_keeps_its_direction_and_elsewhere_means_measured_there(
         [_finding("compute_bound", 1.0, Clause("use every core", ("threads",)))], {LABEL: [moot]}
     )
     assert every_core.clauses[0].remedies == () and "measured" not in every_core.clauses[0].text
+
+
+def test_diagnose_measures_a_thread_count_above_the_free_cores_last_as_optimize_tries_it():
+    """A loaded host: one core free, the thread counts named first by their finding's estimate; those above the free
+    core are measured after compile, so a short budget goes first to a remedy that can help (a fresh user's diagnose
+    spent 24 s of 20 on threads=2 first)."""
+    threads = _finding("compute_bound", 5.0, Clause("use every core", ("threads",)), severity="high")
+    fuse = _finding("memory_bound", 1.0, Clause("fuse (torch.compile)", ("compile",)), severity="medium")
+    recipes = recipes_to_measure([threads, fuse], "cpu")
+    crowded = [r.name for r in recipes if r.name.startswith("threads=") and r.name != "threads=1"]
+    if not crowded:
+        pytest.skip("one usable core: no thread count above one free core is named")
+    assert [r.name for r in recipes].index(crowded[0]) < [r.name for r in recipes].index("compile")
+    clock = PlantedClock()
+    bench = PlantedBench({"compile": 1.5}, clock=clock, free_cores=1)
+    trials = Trials(bench, bench.rounds, budget_s=60.0, budget_end=1e9, clock=clock)
+    order = [m.remedy for m in measure_recipes(trials, recipes, 1e-2)]
+    assert all(order.index("compile") < order.index(name) for name in crowded)
+    bench.cores = 64  # cores enough: the estimate's order
+    trials = Trials(bench, bench.rounds, budget_s=60.0, budget_end=1e9, clock=clock)
+    order = [m.remedy for m in measure_recipes(trials, recipes, 1e-2)]
+    assert order.index(crowded[0]) < order.index("compile")

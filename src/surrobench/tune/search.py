@@ -96,13 +96,6 @@ class Search(Trials):
                 best, best_speed = handle, result.speedup.median
         return out, best
 
-    def crowds(self, remedy: Remedy) -> str:
-        """Why ``remedy`` is tried last: more threads than the cores other processes left free
-        (:meth:`~surrobench.tune.bench.Bench.free_cores`), spinning on cores others hold; else ""."""
-        threads = dict(remedy.settings).get("threads")
-        free = threads and self.bench.free_cores()
-        return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
-
     def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
         """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival (the fastest timed
         remedy that sets the same setting), whose recipe wins when the head to head favours it

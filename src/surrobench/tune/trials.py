@@ -14,7 +14,7 @@ import numpy as np
 
 from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
-from surrobench.execution.remedies import Recipe, compiles
+from surrobench.execution.remedies import Recipe, Remedy, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
 from surrobench.records.vocab import PRECISIONS, remedy_id
@@ -94,6 +94,14 @@ class Trials:
     def first_compile(self) -> tuple[float, str]:
         """:data:`FIRST_COMPILE_S` of the bench's device."""
         return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
+
+    def crowds(self, remedy: Remedy) -> str:
+        """Why ``remedy`` is tried last (optimize's singles, diagnose's measurements): more threads than the cores
+        other processes left free (:meth:`~surrobench.tune.bench.Bench.free_cores`), spinning on cores others hold;
+        else ""."""
+        threads = dict(remedy.settings).get("threads")
+        free = threads and self.bench.free_cores()
+        return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
