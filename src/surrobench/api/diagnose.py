@@ -164,10 +164,17 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
     record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
-    cut_off = [r.label() for r in record.results if r.status == "ok" and r.label() not in context["profiled"]]
-    context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in cut_off}
+    _not_profiled(context, record, context["profiled"])
     cut.partial = Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
     return cut
+
+
+def _not_profiled(context: dict, record: RunRecord, judged) -> list[str]:
+    """The configs of ``record`` timed but not among ``judged`` (no op table: a run's or optimize's, or cut off before
+    its profile), each given the ``not_profiled`` check in ``context["evidence_checks"]`` ("cannot judge")."""
+    timed = [r.label() for r in record.results if r.status == "ok" and r.label() not in judged]
+    context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
+    return timed
 
 
 def diagnose_workload(
@@ -558,9 +565,7 @@ def diagnose(
                 served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
-        judged = {ev.label for ev in evidence}
-        timed = [r.label() for r in record.results if r.status == "ok" and r.label() not in judged]
-        context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
+        timed = _not_profiled(context, record, {ev.label for ev in evidence})
         return Diagnosis(
             tuple(findings), context, _title(record, bool(timed) and not evidence), tuple(warnings), record
         )
