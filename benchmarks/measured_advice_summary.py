@@ -17,7 +17,10 @@ the saving ``baseline_ms * (1 - 1 / speedup)`` in its own window), diagnose's wa
 - the top finding's measured remedy is in optimize's recipe (every remedy id of it is one of the recipe's), or
   neither diagnose nor optimize measured any setting faster, or the two are a tie by the paired rule
   (:func:`tied`: the remedy's speedup interval, optimize's own measurement of it where optimize timed it, else
-  diagnose's, does not clear the recipe's by the rule's margin, ``records/paired.py``; the row says "tie");
+  diagnose's, does not clear the recipe's by the rule's margin, ``records/paired.py``; the row says "tie"), or
+  the recipe holds an alternative of it (a remedy setting the same execution setting, ``Recipe.conflict``: fp16
+  for bf16, cudagraph for compile-reduce-overhead) that this diagnosis measured too and that ties with it by the
+  same test (:func:`alternative_tied`; the row says "tie with the alternative");
 - its saving is within 25% of what optimize measured for that remedy;
 - diagnose takes at most 90 s with its defaults, at most 150 s with ``--counters``.
 
@@ -39,6 +42,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.vocab import remedy_id
 from surrobench.records.paired import MIN_EFFECT
 
@@ -125,6 +129,22 @@ def tied(remedy: tuple[float, float] | None, recipe: tuple[float, float] | None,
     return remedy[0] <= recipe[1] * m and recipe[0] <= remedy[1] * m
 
 
+def alternative_tied(doc: dict, remedy: str, recommended: list[str]) -> str | None:
+    """The single remedy of the recipe ``recommended`` that sets an execution setting ``remedy`` (a single) sets
+    too (``execution/remedies.Recipe.conflict``: bf16 for fp16) and whose speedup this diagnosis ``doc`` measured
+    tied with ``remedy``'s (:func:`tied`, both intervals from this diagnosis: two measurements of exclusive
+    alternatives that it cannot order), else None."""
+    known = {r.name: r for r in candidate_remedies("cuda", thorough=True)}
+    mine = {m["remedy"]: m for f in doc["findings"] for m in f.get("measured", []) if m.get("speedup") is not None}
+    if remedy not in known or remedy not in mine:
+        return None
+    for other in recommended:
+        if other in known and other in mine and Recipe((known[remedy],)).conflict(known[other]):
+            if tied(_interval(mine[remedy]), _interval(mine[other]), mine[other].get("noise_floor") or 0.0):
+                return other
+    return None
+
+
 def _opt_interval(opt: dict, remedy: str) -> tuple[float, float] | None:
     """optimize's own interval for the candidate of exactly ``remedy``'s remedies, if it timed one."""
     wanted = _ids(remedy)
@@ -206,11 +226,13 @@ def rows(work: Path, kept: Path | None) -> list[dict]:
         recipe_ids = _ids("+".join(opt.get("recommended", [])) or "-") if opt else set()
         # both found no setting faster: they agree
         in_recipe = bool(opt and (_ids(remedy) <= recipe_ids if remedy else not opt.get("recommended")))
-        tie = False
+        tie: bool | str = False
         if opt and remedy and not in_recipe and opt.get("recommended"):
             recipe_sp = (opt.get("recipe") or {}).get("speedup") or {}
             mine = _opt_interval(opt, remedy) or _interval(measured)
             tie = tied(mine, _interval(recipe_sp), recipe_sp.get("noise_floor") or 0.0)
+            alternative = alternative_tied(doc, remedy, opt["recommended"])
+            tie = f"tie with {alternative}" if alternative and not tie else tie
         within = (
             abs(measured["saved_ms"] - opt_saved) <= SAVING_WITHIN * abs(opt_saved) if measured and opt_saved else None
         )
@@ -276,7 +298,8 @@ def main(work: str, kept: str | None = None) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for r in table:
         goals = ", ".join(f"{k} {_mark(v)}" for k, v in r["checks"].items())
-        goals = goals.replace("in recipe pass", "in recipe pass (tie)") if r["tie"] else goals
+        tie = r["tie"] if isinstance(r["tie"], str) else "tie"
+        goals = goals.replace("in recipe pass", f"in recipe pass ({tie})") if r["tie"] else goals
         print(
             f"| {r['label'] or r['name']} | {r['top']} | {r['measured']} | {r['recipe']} | {r['opt_remedy']} | "
             f"{_s(r['diagnose_s'])} | {_s(r['counters_s'])} | {'PASS' if r['pass'] else 'FAIL'}: {goals} |"

@@ -100,3 +100,18 @@ def test_kept_recipes_are_read_only_for_a_diagnosis_on_the_same_device(tmp_path)
         (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {"device_name": device})))
         (row,) = _summary().rows(tmp_path, ROOT / "tests" / "fixtures" / "h200")
         assert (row["recipe"] != "-") is found and (row["checks"]["in recipe"] is None) is not found
+
+
+def test_an_alternative_of_the_top_remedy_in_the_recipe_counts_only_when_this_diagnosis_ties_them():
+    def doc(bf16_ci):
+        fp16 = MeasuredRemedy("fp16", "faster", 2.16, (2.14, 2.18), 3.0, 1.89)
+        bf16 = MeasuredRemedy("bf16", "faster", 2.13, bf16_ci, 3.0, 1.87)
+        a = Finding("matmul_precision", "high", "", (), (Clause("fp16", ("fp16",)),), 1.0, LABEL, measured=(fp16,))
+        b = Finding("compute_bound", "high", "", (), (Clause("bf16", ("bf16",)),), 1.0, LABEL, measured=(bf16,))
+        return diagnosis_json([a, b], {})
+
+    summary = _summary()
+    assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["bf16", "cudagraph"]) == "bf16"  # the transformer's
+    assert summary.alternative_tied(doc((1.50, 1.60)), "fp16", ["bf16", "cudagraph"]) is None  # bf16 clearly slower
+    assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["tf32", "cudagraph"]) is None  # tf32 unmeasured here
+    assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["cudagraph"]) is None  # no alternative in the recipe
