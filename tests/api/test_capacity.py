@@ -434,6 +434,16 @@ def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
     assert by_name["graph+tf32"].service_faster and found.top == "graph+tf32" and found.recipe == "graph+tf32"
 
 
+def test_the_back_to_back_samples_are_always_four_equal_rounds_for_the_paired_rule():
+    # the paired rule's split (records.paired.split_rounds) of the samples in order, the remainder left off the end
+    from surrobench.api.capacity import PAIRED_ROUNDS, _rounds
+
+    samples = tuple(float(v) for v in range(1, 16))
+    assert _rounds(samples[:10]) == ((1.0, 2.0), (3.0, 4.0), (5.0, 6.0), (7.0, 8.0))
+    assert _rounds(samples) == tuple(samples[i : i + 3] for i in range(0, 12, 3))
+    assert len(_rounds(samples[:8])) == PAIRED_ROUNDS and sum(map(len, _rounds(samples[:8]))) == 8
+
+
 def test_batch_one_policies_are_predicted_once(monkeypatch):
     # a batch of one never waits: its waits are one policy, simulated once per candidate
     from surrobench.api import capacity as api_capacity

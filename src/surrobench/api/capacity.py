@@ -31,7 +31,7 @@ from surrobench.execution.sweep import new_run_id
 from surrobench.records.run import created_now
 from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, PolicyResult, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
-from surrobench.records.paired import PairedSamples
+from surrobench.records.paired import PairedSamples, Rounds, split_rounds
 from surrobench.results.optimize_store import add_optimization
 from surrobench.results.serve_store import judge_capacities
 from surrobench.tune.bench import free_device, probe_forward, remedy_infeasible
@@ -50,7 +50,8 @@ SETTINGS = {
     "cudnn_benchmark": "cudnn_benchmark",
     "threads": "threads",
 }
-#: The back-to-back samples are split into this many rounds for the paired rule (its bootstrap draws rounds).
+#: The back-to-back samples in order (``batcher.MIN_UNLOADED_SAMPLES`` at least), the last ``len % PAIRED_ROUNDS``
+#: left out, as this many equal rounds for the paired rule: its bootstrap draws rounds (the drift into the backlog's).
 PAIRED_ROUNDS = 4
 
 
@@ -69,14 +70,13 @@ Evaluate = Callable[[Recipe], Evaluated]
 Verify = Callable[[Recipe, dict, ServePolicy], tuple[str, PolicyResult]]
 
 
-def _rounds(samples: tuple[float, ...]) -> list[list[float]]:
-    per = max(1, len(samples) // PAIRED_ROUNDS)
-    return [list(samples[i * per : (i + 1) * per]) for i in range(max(1, len(samples) // per))]
+def _rounds(samples: tuple[float, ...]) -> Rounds:
+    return split_rounds(samples[: len(samples) - len(samples) % PAIRED_ROUNDS], PAIRED_ROUNDS)
 
 
 def service_faster(base: dict[int, UnloadedLatency], cand: dict[int, UnloadedLatency], batch: int) -> bool:
     """Whether ``cand``'s back-to-back service time of the padded size of ``batch`` is faster than ``base``'s by
-    the one paired rule (:meth:`PairedSamples.separate`, rounds of the samples in order)."""
+    the one paired rule (:meth:`PairedSamples.separate`, each side as :data:`PAIRED_ROUNDS` rounds)."""
     size = padded_size(batch, tuple(sorted(cand)))
     pair = PairedSamples.separate(_rounds(base[size].back_to_back_ms), _rounds(cand[size].back_to_back_ms))
     return pair.faster()

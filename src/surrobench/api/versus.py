@@ -17,7 +17,7 @@ import torch
 
 from surrobench.analysis import versus as rules
 from surrobench.errors import UsageError
-from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, request_fields, settings_record
+from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, request_fields
 from surrobench.execution.versus import time_solver, time_surrogate
 from surrobench.records.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
 from surrobench.records.config import EXEC_SETTINGS
@@ -248,7 +248,7 @@ def _record(
         results.append(
             SurrogateResult(
                 label=replace(cfg, batch=1).label(),
-                settings={"precision": cfg.precision, "mode": cfg.mode, **settings_record(cfg)},
+                settings={"precision": cfg.precision, "mode": cfg.mode, **cfg.changed()},
                 accuracy=acc,
                 timing=timing,
                 batch=run["batch"],

@@ -12,8 +12,8 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.cli.options import count_option, DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt
-from surrobench.cli.options import console, print_warnings, write_json, write_output
-from surrobench.api.defaults import MIN_ITERS, MIN_WARMUP, load_thresholds, low_iterations_note
+from surrobench.cli.options import WarmupOpt, console, print_warnings, write_json, write_output
+from surrobench.api.defaults import MIN_ITERS, load_thresholds, low_iterations_note
 
 
 @app.command()
@@ -23,7 +23,7 @@ def scenarios(
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     trace_out: Path = TraceOutOpt,
-    warmup: int = count_option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start."),
+    warmup: int = WarmupOpt,
     iters: int = count_option(MIN_ITERS, "--iters", help="Timed iterations."),
     config: Path | None = ThresholdsOpt,
     markdown: Path | None = MarkdownOpt,

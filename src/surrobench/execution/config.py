@@ -87,7 +87,8 @@ class ExecConfig(ExecSettings):
 
     def label(self) -> str:
         """``fno2d 128 b4 fp16 eager``, a recipe's settings after the mode."""
-        return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {mode_text(self.mode, settings_record(self))}"
+        mode = mode_text(self.mode, self.changed())
+        return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {mode}"
 
 
 def tf32_enabled(precision: str) -> bool:
@@ -149,9 +150,3 @@ REQUEST_FIELDS = ("device", "warmup", "iters", "cudnn_benchmark", "seed", *EXEC_
 def request_fields(request) -> dict:
     """``{name: request.name}`` for :data:`REQUEST_FIELDS`."""
     return {name: getattr(request, name) for name in REQUEST_FIELDS}
-
-
-def settings_record(cfg: ExecConfig) -> dict:
-    """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``
-    (:meth:`~surrobench.records.config.ExecSettings.changed`)."""
-    return cfg.changed()

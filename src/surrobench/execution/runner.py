@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig, execution_settings, settings_record
+from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import cpu_times, host_facts
 from surrobench.execution.env import gpu_readings
@@ -92,7 +92,7 @@ def error_text(exc: BaseException) -> str:
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
     """``cfg`` recorded with ``status`` and :func:`error_text`; ``inputs`` when built before the failure."""
     return config_result(
-        cfg, inputs, status, error=error_text(exc), extra={**settings_record(cfg), **failure_extra(exc, cfg.device)}
+        cfg, inputs, status, error=error_text(exc), extra={**cfg.changed(), **failure_extra(exc, cfg.device)}
     )
 
 
@@ -103,7 +103,7 @@ def planned_label(cfg: ExecConfig, prepared: PreparedModel) -> str:
         built = make_input_sets(prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=1)
     except (Exception, SystemExit):  # the model's own inputs hook: any exception type
         return cfg.label()
-    return config_result(cfg, input_specs(built[0]), "ok", error=None, extra=settings_record(cfg)).label()
+    return config_result(cfg, input_specs(built[0]), "ok", error=None, extra=cfg.changed()).label()
 
 
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
@@ -229,7 +229,7 @@ def timed_result(
             "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
             "input_sets": cfg.input_sets,
             "seed": cfg.seed,
-            **settings_record(cfg),
+            **cfg.changed(),
         }
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries
