@@ -4,6 +4,8 @@ measurements land in the actions and the ranking, and ``measure_s=0`` measures n
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import surrobench.api.diagnose as api_diagnose
@@ -86,7 +88,9 @@ def test_ctrl_c_after_profiling_keeps_the_estimated_findings_and_marks_the_run_i
     assert d.findings and all(f.gain_kind == "estimate" for f in d.findings)
     assert d.to_json()["context"]["interrupted"] is True and d.context["profiled"] == [d.run.results[0].label()]
     said = f"interrupted: 1 of 1 configs stored as run {d.run.run_id}, 1 of 1 profiled"
-    assert str(cut.value) == said + (", 0 of 1 remedies measured" if cut_in == "measure_config" else "")
+    # how many remedies apply depends on the findings of this host's profile (a busy host adds the threads one)
+    tail = r", 0 of [1-9]\d* remedies measured" if cut_in == "measure_config" else ""
+    assert str(cut.value).startswith(said) and re.fullmatch(tail, str(cut.value).removeprefix(said))
     (listed,) = history(tmp_path / "r.db")
     assert (listed.run_id, listed.state) == (d.run.run_id, "interrupted")
     assert load(d.run.run_id, tmp_path / "r.db").env["interrupted"] is True and d.run.env["interrupted"] is True
