@@ -123,13 +123,12 @@ class _Loop:
         return i + k
 
     def finish(self) -> ServeTrace:
-        n = len(self.arrivals)
-        t = self.trace
+        n, t = len(self.arrivals), self.trace
+        t.elapsed_s = self.now()  # the load's, not the trace's assembly below
         t.arrival_s = np.asarray(self.arrivals, dtype=float)
         pad = [np.nan] * (n - len(self.completion))
         t.start_s = np.asarray(self.start + pad, dtype=float)
         t.completion_s = np.asarray(self.completion + pad, dtype=float)
-        t.elapsed_s = self.now()
         t.loop_s = max(0.0, t.elapsed_s - self.busy_s)
         return t
 
