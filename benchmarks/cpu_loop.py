@@ -68,7 +68,7 @@ def capacity_row(p99_ms: float, before: bool) -> None:
     calib: list[float] = []
     loads: list[float] = []
     measured = batcher.loop_overhead
-    batcher.loop_overhead = _share(lambda *a: 0.0 if before else measured(*a), calib)
+    batcher.loop_overhead = _share(lambda *a: (0.0, measured(*a)[1]) if before else measured(*a), calib)
     api_serve.serve_open_loop = _share(api_serve.serve_open_loop, loads)
     began = time.time()
     record = api_serve.serve(

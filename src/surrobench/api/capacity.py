@@ -20,8 +20,9 @@ from dataclasses import dataclass, replace
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, check_accuracy
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
-from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
+from surrobench.api.serve import _one_config, serve, serve_request
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
+from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
@@ -270,7 +271,7 @@ def optimize_capacity(
         try:
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
-                unloaded = unloaded_by_size(service, info.sizes, request.unloaded_budget_s)
+                unloaded = unloaded_latency(service, info.sizes, request.unloaded_budget_s)
         finally:
             free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)

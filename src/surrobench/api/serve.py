@@ -318,24 +318,6 @@ def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, fl
     return times, duration
 
 
-def unloaded_by_size(
-    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None
-) -> dict[int, UnloadedLatency]:
-    """The unloaded latency of ``service`` per batch size of ``sizes`` in ms, measured within ``budget_s``
-    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None)."""
-    return _unloaded_records(unloaded_latency(service, sizes, clock, budget_s))
-
-
-def _unloaded_records(measured: dict[int, tuple]) -> dict[int, UnloadedLatency]:
-    def ms(samples) -> tuple[float, ...]:
-        return tuple(t * 1e3 for t in samples)
-
-    return {
-        k: UnloadedLatency(k, gap * 1e3, ms(isolated), ms(back), loop * 1e3, ms(idle))
-        for k, (gap, isolated, back, loop, idle) in measured.items()
-    }
-
-
 def serve_policy(
     request: ServeRequest,
     policy: ServePolicy,
@@ -567,7 +549,7 @@ def serve(
             progress.start(policy if request.url is None else None)
             if request.url is not None:
                 if not unloaded:  # before any load: the endpoint's own unloaded latency (batch 1)
-                    _add_unloaded(progress, unloaded, _unloaded_records(http_unloaded(request.url, budget_s)))
+                    _add_unloaded(progress, unloaded, http_unloaded(request.url, budget_s))
                 start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
@@ -575,7 +557,7 @@ def serve(
                     with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                         missing = tuple(k for k in info.sizes if k not in unloaded)
                         if missing:  # before any load of the policy: its sizes' unloaded latency
-                            _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
+                            _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD
-from surrobench.records.serve import ServePolicy
+from surrobench.records.serve import ServePolicy, UnloadedLatency
 
 #: ``service(k) -> compute_s``: serve a batch of ``k`` requests and return its compute time in seconds.
 Service = Callable[[int], float]
@@ -123,13 +123,12 @@ class _Loop:
         return i + k
 
     def finish(self) -> ServeTrace:
-        n = len(self.arrivals)
-        t = self.trace
+        n, t = len(self.arrivals), self.trace
+        t.elapsed_s = self.now()  # the load's, not the trace's assembly below
         t.arrival_s = np.asarray(self.arrivals, dtype=float)
         pad = [np.nan] * (n - len(self.completion))
         t.start_s = np.asarray(self.start + pad, dtype=float)
         t.completion_s = np.asarray(self.completion + pad, dtype=float)
-        t.elapsed_s = self.now()
         t.loop_s = max(0.0, t.elapsed_s - self.busy_s)
         return t
 
@@ -198,6 +197,8 @@ PROBES = 3
 REFINE = 3
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
+#: Rounds of :func:`interleaved`: a block of every size each (at least one sample each of the fewest, 10).
+ROUNDS = 10
 
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
@@ -220,30 +221,37 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
-def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s: float) -> tuple[float, list[float]]:
-    """A backlog of batches of ``k`` served by :func:`serve_open_loop` for about ``window_s`` (at least
-    :data:`MIN_UNLOADED_SAMPLES` batches, at most a load's arrivals; ``back_s``, s, sets their number): the
-    loop's own time per batch (s: the backlog's time neither serving nor waiting, per batch) and the batches'
-    service times (s), a sustained run's (preemption by other processes, docs/benchmarks/cpu-loop.md), both from one
-    window (why: docs/design.md, "Capacity: predicted from the service times, verified under load")."""
-    median = max(float(np.median(back_s)), 1e-9)
-    n = int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, window_s / median)))
+def loop_overhead(service: Service, k: int, n: int, clock) -> tuple[float, list[float]]:
+    """A backlog of ``n`` batches of ``k`` served by :func:`serve_open_loop`: the loop's own time (s: the backlog's
+    time neither serving nor waiting) and the batches' service times (s), a sustained run's (preemption by other
+    processes, docs/benchmarks/cpu-loop.md); why both from the same backlogs: docs/design.md, "Capacity"."""
     trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
-    served = np.subtract(trace.batch_end_s, trace.batch_start_s)
-    return trace.loop_s / len(served), served[:: max(1, len(served) // SUSTAINED_SAMPLES)].tolist()
+    return trace.loop_s, np.subtract(trace.batch_end_s, trace.batch_start_s).tolist()
+
+
+def interleaved(counts: dict[int, int], block: Callable[[int, int], list], rng: np.random.Generator) -> dict[int, list]:
+    """The items of ``block(k, m)`` per size, ``counts[k]`` split evenly (``m`` > 0) over :data:`ROUNDS` rounds, the
+    sizes shuffled (``rng``) each round: spread over the whole window, no size charged a warm-up or drift alone."""
+    out: dict[int, list] = {k: [] for k in counts}
+    for r in range(ROUNDS):
+        for k in rng.permutation(list(counts)).tolist():
+            if m := (r + 1) * counts[k] // ROUNDS - r * counts[k] // ROUNDS:
+                out[k] += block(k, m)
+    return out
 
 
 def unloaded_latency(
-    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
-) -> dict[int, tuple[float, list[float], list[float], float, list[float]]]:
-    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
-    batches run back to back (then a backlog's, :func:`loop_overhead`), then of batches each started the idle threshold
-    ``gap_s`` (:func:`idle_threshold`) after the last, then the backlog loop's own time per batch (0 without ``loop``),
-    then up to :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
-    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap; why: docs/design.md, "Capacity"). At most
-    :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and
-    kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
-    clock = clock or WallClock()
+    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None, loop: bool = True
+) -> dict[int, UnloadedLatency]:
+    """The unloaded latency of ``service`` per batch size of ``sizes``, within ``budget_s`` on ``clock`` (a
+    :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back batches then backlogs'
+    (:func:`loop_overhead`; none, and no loop time, without ``loop``), and up to :data:`MIN_UNLOADED_SAMPLES` batches
+    (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why: docs/design.md, "Capacity"). After one warm-up
+    batch of every size, each kind is :func:`interleaved` over the sizes (seeded), the busy kinds first (an idle gap
+    may clock the device down), the threshold probed per size between. At most :data:`BACK_TO_BACK_SAMPLES` /
+    :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never
+    under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
+    clock, rng = clock or WallClock(), np.random.default_rng(0)
 
     def timed(k: int) -> float:
         began = clock.now()
@@ -254,19 +262,28 @@ def unloaded_latency(
         clock.sleep_until(clock.now() + gap_s)
         return timed(k)
 
-    out = {}
+    def spaced(limit: int, least: int, gaps: dict[int, float]) -> dict[int, list[float]]:
+        counts = {k: int(min(limit, max(least, share_s / (g + median[k])))) for k, g in gaps.items()}
+        return interleaved(counts, lambda k, m: [timed_after(k, gaps[k]) for _ in range(m)], rng)
+
     share_s = budget_s / max(1, (3 if loop else 2) * len(sizes))
+    first = {k: max(timed(k), 1e-9) for k in sizes}  # the warm-up pass, which sets the counts
+    counts = {k: int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first[k]))) for k in sizes}
+    back = interleaved(counts, lambda k, m: [timed(k) for _ in range(m)], rng)
+    median = {k: max(float(np.median(back[k])), 1e-9) for k in sizes}
+    backlogs = {k: int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, share_s / median[k]))) for k in sizes}
+    runs = interleaved(backlogs if loop else {}, lambda k, m: [loop_overhead(service, k, m, clock)], rng)
+    gap = {}
     for k in sizes:
-        first = max(timed(k), 1e-9)
-        n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
-        back = [timed(k) for _ in range(n)]
-        median = sorted(back)[len(back) // 2]
-        probes = PROBES if share_s >= 12 * PROBES * median else 1
-        gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
-        count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
-        isolated = [timed_after(k, gap_s) for _ in range(count)]
-        idle_count = int(min(MIN_UNLOADED_SAMPLES, max(MIN_IDLE_SAMPLES, share_s / (MAX_GAP_S + median))))
-        idle = [timed_after(k, MAX_GAP_S) for _ in range(idle_count)] if gap_s < MAX_GAP_S else []
-        own_s, sustained = loop_overhead(service, k, back, clock, share_s) if loop else (0.0, [])
-        out[k] = (gap_s, isolated, back + sustained, own_s, idle)
+        probes = PROBES if share_s >= 12 * PROBES * median[k] else 1
+        gap[k] = idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes)
+    isolated = spaced(ISOLATED_SAMPLES, MIN_UNLOADED_SAMPLES, gap)
+    idle = spaced(MIN_UNLOADED_SAMPLES, MIN_IDLE_SAMPLES, {k: MAX_GAP_S for k in sizes if gap[k] < MAX_GAP_S})
+    out = {}
+    for k in sizes:  # in ms
+        served = [s for _, batches in runs.get(k, ()) for s in batches]
+        back[k] += served[:: max(1, len(served) // SUSTAINED_SAMPLES)]
+        own_ms = 1e3 * sum(s for s, _ in runs.get(k, ())) / max(1, len(served))
+        ms = [tuple(1e3 * t for t in x) for x in (isolated[k], back[k], idle.get(k, []))]
+        out[k] = UnloadedLatency(k, gap[k] * 1e3, ms[0], ms[1], own_ms, ms[2])
     return out

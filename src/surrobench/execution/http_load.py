@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, WallClock, unloaded_latency
+from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, unloaded_latency
+from surrobench.records.serve import UnloadedLatency
 
 #: Connections kept open at once, so the pool does not close the open loop (httpx's default limit is 100).
 MAX_CONNECTIONS = 256
@@ -116,9 +117,7 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
     return trace
 
 
-def http_unloaded(
-    url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0
-) -> dict[int, tuple[float, list[float], list[float], float]]:
+def http_unloaded(url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0) -> dict[int, UnloadedLatency]:
     """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``), batch size 1
     only, no loop (the endpoint batches by its own policy).
 
@@ -138,4 +137,4 @@ def http_unloaded(
                 raise UsageError.bad("url", f"{url!r}: an unloaded request failed: HTTP {response.status_code}")
             return time.perf_counter() - began
 
-        return unloaded_latency(one, (1,), WallClock(), budget_s, loop=False)
+        return unloaded_latency(one, (1,), budget_s, loop=False)

@@ -229,8 +229,8 @@ class Capacity(schemas.Plain):
 class UnloadedLatency(schemas.Plain):
     """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
-    and ``back_to_back`` batches, each started as the previous one ended (as under load: a short run, then a
-    backlog's); ``loop_ms``, the batcher loop's own time per batch over that backlog
+    and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then
+    backlogs'); ``loop_ms``, the batcher loop's own time per batch over those backlogs
     (:func:`surrobench.execution.batcher.loop_overhead`; 0: not measured);
     ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
     the device (empty: not measured, or that gap is ``gap_ms``)."""
