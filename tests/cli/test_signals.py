@@ -257,6 +257,26 @@ def test_a_signal_after_the_command_finished_keeps_its_exit_code(signum):
     assert proc.returncode == 3, proc.stderr
 
 
+def test_a_ctrl_c_caught_in_code_run_from_a_string_keeps_the_exit_code_of_python_m(tmp_path):
+    """``python -m surrobench`` cut while a lazy import makes a dataclass (its methods are ``exec``'d from a string:
+    CPython then flags the KeyboardInterrupt as unhandled, though the command caught it): exit 130, not death by
+    SIGINT at the interpreter's end (-2 under load, after the 'interrupted' line)."""
+    (tmp_path / "cut_in_exec.py").write_text(
+        "import sys\n"
+        "import surrobench.cli as cli\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')  # as a Ctrl-C landing in a dataclass's generated method\n"
+        "    except KeyboardInterrupt:\n"
+        "        sys.exit(130)  # the command said what it kept\n"
+        "cli.main = main\n"
+        "cli.entry()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.run([sys.executable, "-m", "cut_in_exec"], env=env, timeout=60, capture_output=True)
+    assert proc.returncode == 130, proc.stderr
+
+
 def test_a_ctrl_c_as_the_command_returns_is_an_interrupt_not_a_traceback(monkeypatch, capsys):
     """SIGINT that lands after click returned, before the command's signal handling ends (``surrobench run``
     printing its last line): exit 130 with the interrupt line, never a KeyboardInterrupt traceback."""

@@ -173,8 +173,7 @@ def entry() -> None:
     """The ``surrobench`` console command and ``python -m surrobench``: the current folder first on the import
     path, as ``python -m`` puts it; after the command a signal no longer changes its exit code, and threads a
     model left running are named and not waited for (``os._exit``)."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
+    if (cwd := os.getcwd()) not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
     try:
         main()
@@ -201,9 +200,8 @@ def entry() -> None:
 
 
 def stray_threads() -> list[threading.Thread]:
-    """Live non-daemon threads other than the main thread that the model (or its factory) left: the
-    interpreter would wait for them at exit. Threads of TorchInductor's worker pools are not the model's
-    (:func:`surrobench.execution.modes.compile_worker_threads`) and are left out."""
+    """Live non-daemon threads but the main one that the model (or its factory) left, which the interpreter would wait
+    for at exit; TorchInductor's worker pools (:func:`surrobench.execution.modes.compile_worker_threads`) left out."""
     ours: set[threading.Thread] = set()
     if "torch._inductor" in sys.modules:  # only when torch.compile ran; importing torch here costs seconds
         from surrobench.execution.modes import compile_worker_threads
@@ -215,8 +213,7 @@ def stray_threads() -> list[threading.Thread]:
 
 def _interrupted(message: str) -> None:
     """Exit as interrupted: ``message`` (what was kept), prefixed with the signal when it was not Ctrl-C."""
-    name = interrupt_name()
-    _fail(message, interrupt_exit_code(), prefix=f"{name}: " if name else "")
+    _fail(message, interrupt_exit_code(), prefix=f"{name}: " if (name := interrupt_name()) else "")
 
 
 def _fail(message: str, code: int = EXIT_USAGE, prefix: str = "error: ") -> None:

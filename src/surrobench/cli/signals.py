@@ -73,8 +73,11 @@ def signals_deferred() -> Iterator[None]:
 
 
 def ignore_late_signals() -> None:
-    """After a command has finished, ignore SIGINT and :data:`SIGNALS`, so the process exits with the command's code:
-    CPython restores each handled signal's default action as it finalizes (``_PySignal_Fini``), leaving an ignored one
-    ignored, and a signal in the teardown would end a complete command. Main thread only."""
+    """After a command has finished, let the process exit with its code. SIGINT and :data:`SIGNALS` are ignored:
+    CPython restores a handled signal's default action as it finalizes, an ignored one stays (``_PySignal_Fini``).
+    CPython's flag of a KeyboardInterrupt that left code run from a source string (a dataclass's methods as they are
+    made, :func:`exec`), set though the command caught it, is cleared: ``python -m`` ends by SIGINT while it is set
+    (``exit_sigint``, Modules/main.c), and each string run clears it first (Python/pythonrun.c). Main thread only."""
     for s in (signal.SIGINT, *SIGNALS):
         signal.signal(s, signal.SIG_IGN)
+    exec("")
