@@ -298,3 +298,7 @@ def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagn
     assert out.gain["ms"] == pytest.approx(2.0 * (1 - 1 / 3.32))
     assert out.best_measured.cited == "o7" and out.to_json()["measured"][0]["cited"] == "o7"
     assert out.severity == "high"  # 70% of the step (Thresholds.severity)
+    from surrobench.report.findings import brief_cells, finding_row
+
+    assert brief_cells(out)["gain"] == "saves 1.398 ms/step measured in optimization o7 (compile)"  # where it is from
+    assert finding_row(out)[-1] == "1.398 (measured in optimization o7)"

@@ -241,7 +241,7 @@ def attach_measured(
     recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
     out = []
     for f in findings:
-        recipe = (recipes.get(f.config),) if f.config in recipes and (f.alarm or f.remedies) else ()
+        recipe = (recipes[f.config],) if f.config in recipes and (f.alarm or f.remedies) else ()
         if f.config not in measured:
             out.append(replace(f, action=(*f.clauses, *recipe)) if recipe else f)
             continue
