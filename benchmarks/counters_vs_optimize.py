@@ -24,7 +24,7 @@ from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
 from surrobench.analysis.diagnose import HostFloor, cap_at_host_floor
-from surrobench.results.measured_remedies import cite_clause
+from surrobench.results.measured_remedies import attach_one, cited_measurements
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import Finding, rank_findings
@@ -81,23 +81,24 @@ def checks(folder: Path) -> list[dict]:
             base_ms = opt["baseline"]["median_ms"]
             singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}
             measured, advised_slower = [], []
+            cited = cited_measurements(opt)
             for f in findings:
-                for clause in f.clauses:
-                    kept, _ = cite_clause(clause, opt)
+                # each clause as the diagnosis cites optimize's measurements: still advised where it names a remedy
+                for clause, kept in zip(f.clauses, [bool(c.remedies) for c in attach_one(f, cited).clauses]):
                     if clause.stacked:
                         c = stack_candidate(opt, clause.remedies) or {}
                         outcome = (
                             ("faster" if Speedup.from_json(c["speedup"]).faster() else "slower") if c else "untried"
                         )
                         measured.append((f.kind, "+".join(clause.remedies), outcome, *_gain(c, base_ms)))
-                        if outcome == "slower" and kept is not None:
+                        if outcome == "slower" and kept:
                             advised_slower.append((f.kind, "+".join(clause.remedies)))
                         continue
                     for remedy in clause.remedies:
                         c = singles.get(remedy, {})
                         outcome = _outcome(c.get("verdict"), remedy, opt)
                         measured.append((f.kind, remedy, outcome, *_gain(c, base_ms)))
-                    if kept is not None and clause.remedies and not clause.stacked:
+                    if kept and clause.remedies and not clause.stacked:
                         outcomes = [m[2] for m in measured[-len(clause.remedies) :]]
                         if all(o == "slower" for o in outcomes):
                             advised_slower.append((f.kind, "+".join(clause.remedies)))

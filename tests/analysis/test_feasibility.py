@@ -92,7 +92,7 @@ def test_an_inapplicable_remedy_is_neither_advised_nor_cited_unmeasured():
     from surrobench.api.diagnose import applicable_actions
     from surrobench.records.config import InputSpec
     from surrobench.records.findings import Clause, Finding
-    from surrobench.results.measured_remedies import cite_action
+    from surrobench.results.measured_remedies import attach_measured
 
     nhwc = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
     fuse = Clause("fuse: torch.compile", ("compile",))
@@ -105,6 +105,5 @@ def test_an_inapplicable_remedy_is_neither_advised_nor_cited_unmeasured():
     assert applicable_actions([replace(finding, config=four_d.label())], [four_d])[0].clauses == (fuse, nhwc)
     reason = "channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are 3-D"
     entry = optimize_entry({"candidates": [{"name": "channels_last", "verdict": "infeasible", "reason": reason}]})
-    cited = cite_action((nhwc,), entry)
-    assert "unmeasured" not in " ".join(c.text for c in cited) and reason in cited[-1].text
-    assert all(c.remedies == () for c in cited)
+    (cited,) = attach_measured([replace(finding, action=(nhwc,))], {}, {finding.config: entry})[0].clauses
+    assert cited.text.endswith(f": not advised (channels_last: not applicable ({reason}))") and cited.remedies == ()

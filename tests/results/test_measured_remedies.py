@@ -1,5 +1,6 @@
-"""The diagnosis cites optimize's measurements: speedups shown, losers dropped, the rest "unmeasured"; the
-remedies are the clauses' structured ids, never words of the action."""
+"""The diagnosis cites optimize's measurements through the one attach path (:func:`attach_measured`): each remedy
+diagnose did not judge is taken from optimize's newest stored config object, marked with its optimization; diagnose's
+own wins; the remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from dataclasses import replace
 import pytest
 from synthetic import optimize_entry
 
-from surrobench.results.measured_remedies import cite_action, cite_measured
-from surrobench.records.findings import Clause, Evidence, Finding
+from surrobench.records.findings import Clause, Evidence, Finding, MeasuredRemedy
+from surrobench.results.measured_remedies import attach_measured
 
 
 def _text(action: tuple[Clause, ...]) -> str:
@@ -37,25 +38,40 @@ ENTRY = optimize_entry(
         "recommended": ["cudagraph", "tf32"],
         "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83], "noise_floor": 0.01}},
     }
-)
+) | {"optimize_id": "o7"}
 
 
 GRAPH = Clause("capture the step as a CUDA graph", ("cudagraph",))
 REDUCE_OVERHEAD = Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",))
 
 
-def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_remedy():
-    cited = cite_action((GRAPH, REDUCE_OVERHEAD), ENTRY)
-    text = _text(cited)
-    assert "capture the step as a CUDA graph (cudagraph measured 4.00x [3.80, 4.20])" in text
-    assert "torch.compile(mode=" not in text  # measured slower: never recommended
-    assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
-    assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
+def _cited(*action, entry=ENTRY, threads=None, own=(), severity="high") -> Finding:
+    """A finding of config ``cfg A`` naming ``action``, with ``own`` measured by diagnose and ``entry`` stored by
+    optimize; ``threads``: the thread count the config ran with."""
+    finding = Finding("launch_bound", severity, "s", (Evidence("profiler", "x"),), action, 1.0, "cfg A")
+    (out,) = attach_measured([finding], {"cfg A": own} if own else {}, {"cfg A": entry}, {"cfg A": threads or 0})
+    return out
+
+
+def test_launch_bound_action_shows_the_measured_speedup_and_withdraws_the_slower_remedy():
+    out = _cited(GRAPH, REDUCE_OVERHEAD)
+    graph, overhead, recipe = out.clauses
+    assert graph.text.startswith("capture the step as a CUDA graph (cudagraph: measured 4.00x [3.80, 4.20] in ")
+    assert graph.remedies == ("cudagraph",) and overhead.remedies == ()  # measured slower: never recommended
+    assert overhead.text.endswith(
+        "measured, not advised (compile-reduce-overhead: measured 0.90x [0.85, 0.95] in optimization o7, slower)"
+    )
+    assert recipe.text == "measured recipe: cudagraph+tf32 4.60x [4.37, 4.83] in optimization o7"
+    assert recipe.remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
+    graphed = out.measured[0]
+    assert (graphed.remedy, graphed.verdict, graphed.speedup, graphed.cited) == ("cudagraph", "faster", 4.0, "o7")
     pooled = optimize_entry(
         {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7], "noise_floor": 0.01}, "windows": 3}}
     )
-    assert _text(cite_action((GRAPH,), pooled)).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
-    assert cited[-1].remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
+    assert _text(_cited(GRAPH, entry=pooled).clauses).endswith(
+        "recipe: cudagraph+tf32 4.40x [4.10, 4.70] in optimization o7"
+    )
+    assert out.severity == "high"  # a remedy measured faster, its saving unknown (no baseline ms): not none faster
 
 
 def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():
@@ -63,33 +79,34 @@ def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():
     torch.compile clause with the default compile's."""
     entry = optimize_entry({"candidates": [_cand("compile", "accepted", 1.6)], "recommended": ["compile"]})
     fuse = Clause("fuse with torch.compile", ("compile",))
-    text = _text(
-        cite_action((Clause("torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)), fuse), entry)
-    )
-    assert "torch.compile(mode='reduce-overhead') (compile-reduce-overhead unmeasured)" in text
-    assert "fuse with torch.compile (compile measured 1.60x [1.52, 1.68])" in text
+    overhead = Clause("torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",))
+    out = _cited(overhead, fuse, entry=entry)
+    assert out.clauses[0] == overhead  # optimize did not measure it: as written, still advised
+    assert out.clauses[1].text.startswith("fuse with torch.compile (compile: measured 1.60x [1.52, 1.68]")
+    assert [m.remedy for m in out.measured] == ["compile"]
 
 
 def test_unmeasured_and_rejected_for_accuracy():
-    action = (Clause("use TF32 for the convolutions", ("tf32",)), Clause("autocast to bf16", ("bf16",)))
-    text = _text(cite_action(action, ENTRY))
-    assert "use TF32 for the convolutions (tf32 unmeasured)" in text
-    assert "bf16 rel L2 3.0e-02, over the tolerance" in text and "autocast to bf16;" not in text
+    tf32, bf16 = Clause("use TF32 for the convolutions", ("tf32",)), Clause("autocast to bf16", ("bf16",))
+    out = _cited(tf32, bf16)
+    assert out.clauses[0] == tf32
+    assert out.clauses[1].text == (
+        "autocast to bf16: measured, not advised (bf16: rejected in optimization o7, rel L2 3.0e-02 > 1.0e-02)"
+    )
+    assert out.clauses[1].remedies == ()
 
 
 def test_a_clause_that_suggests_no_remedy_is_kept_as_written_whatever_it_mentions():
     """A warning names channels_last without suggesting it: the detector gives it no remedy id, so it stays."""
     action = (Clause("keep NCHW for GroupNorm (channels_last measured slower on the H200)"),)
-    assert cite_action(action, {**ENTRY, "recommended": [], "recipe": {**ENTRY["recipe"], "speedup": None}}) == action
+    nothing = {**ENTRY, "recommended": [], "recipe": {**ENTRY["recipe"], "speedup": None}}
+    assert _cited(*action, entry=nothing).clauses == action
 
 
 def test_an_info_finding_that_suggests_a_rejected_remedy_is_cited_too():
-    ev = (Evidence("roofline", "x"),)
     action = (Clause("bf16 autocast (calibrated bf16 matmul 2x fp32)", ("bf16",)),)
-    hint = Finding("compute_bound", "info", "s", ev, action, None, "cfg A")
-    assert hint.remedies == ("bf16",) and hint.to_json()["remedies"] == ["bf16"]
-    (out,) = cite_measured([hint], {"cfg A": ENTRY})
-    assert "bf16 rel L2 3.0e-02, over the tolerance" in out.action and not out.action.startswith("bf16 autocast")
+    hint = _cited(*action, severity="info")
+    assert "bf16: rejected in optimization o7, rel L2 3.0e-02" in hint.action and "bf16" not in hint.remedies
 
 
 def test_only_optimized_alarm_findings_change():
@@ -97,7 +114,7 @@ def test_only_optimized_alarm_findings_change():
     launch = Finding("launch_bound", "high", "s", ev, (GRAPH,), 1.0, "cfg A")
     other = Finding("launch_bound", "high", "s", ev, (GRAPH,), 1.0, "cfg B")
     healthy = Finding("compute_bound", "info", "s", ev, "healthy; to go faster use a CUDA graph", None, "cfg A")
-    out = cite_measured([launch, other, healthy], {"cfg A": ENTRY})
+    out = attach_measured([launch, other, healthy], {}, {"cfg A": ENTRY})
     assert "measured 4.00x" in out[0].action and out[1] == other and out[2] == healthy  # prose names no remedy
     assert out[0].remedies == ("cudagraph", "tf32")  # its clause and the recipe's
 
@@ -142,7 +159,7 @@ def _stack(name, verdict, median, low, stacked_on="tf32"):
 
 def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_the_one_rule():
     """compile with TF32: cited by ``tf32+compile`` whatever its order, kept when its speedup over the baseline
-    clears the rule even though the search judged it against another stack; dropped when it does not."""
+    clears the rule even though the search judged it against another stack; withdrawn when it does not."""
     stacked = Clause("fuse with torch.compile, with TF32 on", ("tf32", "compile"), stacked=True)
     lost_to_a_stack = optimize_entry(
         {
@@ -153,42 +170,39 @@ def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_
             "recommended": [],
         }
     )
-    (cited,) = cite_action((stacked,), lost_to_a_stack)
+    (cited,) = _cited(stacked, entry=lost_to_a_stack).clauses
     assert cited.stacked and cited.remedies == ("tf32", "compile")
-    assert cited.text.endswith("(compile+tf32 measured 3.50x [3.30, 3.68])")
+    assert cited.text.startswith("fuse with torch.compile, with TF32 on (compile+tf32: measured 3.50x [3.30, 3.68]")
     inside_noise = optimize_entry({"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)]})
-    assert _text(cite_action((stacked,), inside_noise)) == (
-        "not recommended, measured: tf32+compile 1.01x [1.00, 1.06], not faster"
-    )
+    (withdrawn,) = _cited(stacked, entry=inside_noise).clauses
+    assert withdrawn.remedies == () and "(tf32+compile: measured 1.01x [1.00, 1.06], unchanged" in withdrawn.text
     # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
     other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
-    assert _text(cite_action((stacked,), optimize_entry(other))).endswith("(tf32+compile unmeasured)")
+    assert _cited(stacked, entry=optimize_entry(other)).clauses == (stacked,)
 
 
 def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():
-    from surrobench.results.measured_remedies import cite_clause
-
     entry = optimize_entry(
         {"candidates": [_cand("threads=1", "accepted", 2.0)], "recommended": ["threads=1"], "recipe": {}}
     )
     every_core = Clause("use every core", ("threads",), direction="up")
     # the diagnosed config ran 4 threads (its extra["torch_threads"]; an optimize document stores no thread count):
     # fewer threads measured faster, so "use every core" is not advised against it
-    assert cite_clause(every_core, entry, threads=4) == (None, ["threads=1 2.00x [1.90, 2.10], faster the other way"])
-    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
-    cited, _ = cite_clause(fewer, entry, threads=4)
-    assert (
-        cited.text == "torch.set_num_threads(1) (threads=1 measured 2.00x [1.90, 2.10])" and cited.direction == "down"
+    (against, _) = _cited(every_core, entry=entry, threads=4).clauses
+    assert against.remedies == () and against.text.startswith(
+        "use every core: not advised, measured faster the other way (threads=1: measured 2.00x [1.90, 2.10]"
     )
+    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+    (cited, _) = _cited(fewer, entry=entry, threads=4).clauses
+    assert cited.text.startswith("torch.set_num_threads(1) (threads=1: measured 2.00x [1.90, 2.10]")
+    assert cited.direction == "down" and cited.remedies == ("threads",)
     # the optimization's own threads setting is its baseline's count, over the diagnosed config's
-    assert cite_clause(every_core, {**entry, "settings": {"threads": 4}}, threads=1)[0] is None
+    assert _cited(every_core, entry={**entry, "settings": {"threads": 4}}, threads=1).clauses[0].remedies == ()
     nothing = optimize_entry({"candidates": [], "recommended": [], "recipe": {}})
-    assert cite_clause(every_core, nothing, threads=4)[0].text == "use every core (threads unmeasured)"
+    assert _cited(every_core, entry=nothing, threads=4).clauses == (every_core,)
 
 
 def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
-    from surrobench.results.measured_remedies import cite_clause
-
     # a fresh-user trial: optimize tried only threads=2 (infeasible: the baseline already ran 2) and diagnose --run
     # withdrew "torch.set_num_threads(1)" as "not recommended, measured: threads=2 infeasible"
     reason = "torch's default here is 2 threads: the baseline already runs 2"
@@ -197,8 +211,7 @@ def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
     )
     fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
     for threads in (2, None):
-        cited, dropped = cite_clause(fewer, entry, threads=threads)
-        assert cited.remedies == ("threads",) and cited.text.endswith("(threads unmeasured)") and dropped == []
+        assert _cited(fewer, entry=entry, threads=threads).clauses == (fewer,)
 
 
 def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden():
@@ -232,26 +245,46 @@ def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden()
     assert disagreements({label: mine}, {}) == [] and disagreements({}, {label: entry}) == []
 
 
-def test_optimize_is_cited_for_a_config_whose_remedies_diagnose_left_all_unmeasured():
-    from surrobench.records.findings import MeasuredRemedy
-    from surrobench.results.measured_remedies import own_or_optimized
+def test_optimize_is_cited_per_remedy_where_diagnose_did_not_judge_it_and_diagnose_s_own_wins():
+    """A fresh user's diagnosis measured tf32 and ran out of budget before compile; a stored optimize of the same
+    config had measured compile 1.18x: the compile clause carries optimize's measurement, marked with its
+    optimization, and the finding's gain, severity and rank are taken from it. Where both measured, diagnose's wins."""
+    from surrobench.records.findings import rank_findings
+    from surrobench.results.measured_remedies import disagreements
 
-    # a fresh-user trial: diagnose's budget left compile unmeasured; optimize had accepted it at 1.31x
-    budget = (MeasuredRemedy("compile", "not-measured", reason="a first compilation takes about 20.6 s"),)
-    timed = (MeasuredRemedy("threads=1", "slower", 0.6, (0.5, 0.7), 3.0, -2.0), *budget)
     entry = optimize_entry(
-        {"candidates": [_cand("compile", "accepted", 1.31)], "recommended": ["compile"], "recipe": {}}
-    )
-    own, cited = own_or_optimized({"a": budget, "b": timed, "c": budget}, {"a": entry, "b": entry})
-    assert own == {"b": timed, "c": budget} and cited == {"a": entry}  # one source per config
+        {"candidates": [_cand("compile", "accepted", 1.18) | {"baseline_ms": 10.0}], "recommended": ["compile"]}
+    ) | {"optimize_id": "o7"}
+    tf32 = MeasuredRemedy("tf32", "slower", 0.9, (0.85, 0.95), 10.0, -1.1)
+    budget = MeasuredRemedy("compile", "not-measured", reason="a first compilation takes about 20.6 s")
+    ev = (Evidence("profiler", "x"),)
+    fuse = Finding("fragmented_ops", "low", "s", ev, (Clause("fuse: torch.compile", ("compile",)),), 0.1, "cfg A")
+    conv = Finding("compute_bound", "high", "s", ev, (Clause("TF32", ("tf32",)),), 3.0, "cfg A")
+    out = rank_findings(attach_measured([conv, fuse], {"cfg A": (tf32, budget)}, {"cfg A": entry}))
+    assert [f.kind for f in out] == ["fragmented_ops", "compute_bound"]  # the measured saving first
+    cited = out[0].measured[0]
+    assert (cited.remedy, cited.verdict, cited.speedup, cited.cited) == ("compile", "faster", 1.18, "o7")
+    assert out[0].gain == out[0].gain | {"kind": "measured", "remedy": "compile", "ms": pytest.approx(10 - 10 / 1.18)}
+    assert out[0].severity == "medium" and "in optimization o7" in out[0].clauses[0].text
+    assert out[1].measured == (tf32,) and out[1].clauses[0].remedies == ()  # its own, withdrawn: measured slower
+    assert out[1].clauses[-1].text == "measured recipe: compile in optimization o7"  # every alarm of the config
+    assert out[0].to_json()["measured"][0]["cited"] == "o7"
+    # diagnose measured compile itself, not faster: its own judgement stands, the disagreement is said
+    mine = MeasuredRemedy("compile", "slower", 0.8, (0.75, 0.85), 10.0, -2.5)
+    (own,) = attach_measured([fuse], {"cfg A": (mine,)}, {"cfg A": entry})
+    assert own.measured == (mine,) and own.best_measured is None and own.clauses[0].remedies == ()
+    assert len(disagreements({"cfg A": (mine,)}, {"cfg A": entry})) == 1
+    # a config diagnose measured nothing of: optimize's, as when diagnose measured none
+    assert attach_measured([fuse], {}, {"cfg A": entry})[0].measured == out[0].measured
 
 
-def test_a_remedy_two_clauses_name_is_cited_once_when_dropped():
+def test_a_remedy_two_clauses_name_is_cited_once_when_withdrawn():
     """elementwise and normalization both suggest torch.compile: measured not faster, it is said once."""
     action = (Clause("fuse the elementwise chain: torch.compile", ("compile",)), Clause("fuse the norm", ("compile",)))
-    cited = cite_action(action, ENTRY)
-    assert [c.remedies for c in cited] == [(), ("cudagraph", "tf32")]  # both dropped; the recipe's clause
-    assert cited[0].text == "not recommended, measured: compile 0.80x [0.76, 0.84], not faster"
+    cited = _cited(*action).clauses
+    assert [c.remedies for c in cited] == [(), (), ("cudagraph", "tf32")]  # both withdrawn; the recipe's clause
+    assert "(compile: measured 0.80x [0.76, 0.84] in optimization o7, slower)" in cited[0].text
+    assert cited[1].text == "fuse the norm: measured, not advised (compile: as above)"
 
 
 def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagnose_s_own():
@@ -260,8 +293,12 @@ def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagn
     cand = _cand("compile", "accepted", 3.32) | {"baseline_ms": 2.0}
     entry = optimize_entry({"candidates": [cand], "recommended": ["compile"]}) | {"optimize_id": "o7"}
     fuse = Finding("fragmented_ops", "medium", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),))
-    (out,) = cite_measured([replace(fuse, config="cfg A")], {"cfg A": entry})
+    (out,) = attach_measured([replace(fuse, config="cfg A")], {}, {"cfg A": entry})
     assert out.gain["kind"] == "measured" and out.gain["remedy"] == "compile"
     assert out.gain["ms"] == pytest.approx(2.0 * (1 - 1 / 3.32))
     assert out.best_measured.cited == "o7" and out.to_json()["measured"][0]["cited"] == "o7"
     assert out.severity == "high"  # 70% of the step (Thresholds.severity)
+    from surrobench.report.findings import brief_cells, finding_row
+
+    assert brief_cells(out)["gain"] == "saves 1.398 ms/step measured in optimization o7 (compile)"  # where it is from
+    assert finding_row(out)[-1] == "1.398 (measured in optimization o7)"

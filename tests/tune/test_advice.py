@@ -363,19 +363,17 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
 def test_remedies_all_failed_rate_the_same_measured_by_diagnose_or_cited_from_optimize():
     """A GNO on a CPU: compile measured 0.90x, not faster, by diagnose or by optimize; its memory_bound finding
     still advises ordering the indices (a code change): the same severity, its stake's, on both paths."""
-    from surrobench.results.measured_remedies import cite_measured
-
     finding = _finding("memory_bound", None, Clause("fuse: torch.compile", ("compile",)), Clause("order the indices"))
     own = {LABEL: (MeasuredRemedy("compile", "no-difference", 0.90, (0.88, 0.95), 4.0, -0.4),)}
     sp = {"median": 0.9, "ci95": [0.88, 0.95], "noise_floor": 0.01}
     entry = optimize_entry({"candidates": [{"name": "compile", "verdict": "rejected_not_faster", "speedup": sp}]})
-    measured, cited = attach_measured([finding], own)[0], cite_measured([finding], {LABEL: entry})[0]
+    measured, cited = attach_measured([finding], own)[0], attach_measured([finding], {}, {LABEL: entry})[0]
     assert measured.severity == cited.severity == finding.severity == "high"
     # the gain tells the severity's story: the code change's estimate (unknown here), never a measured 0 ms saving
     assert measured.gain["kind"] == cited.gain["kind"] == "estimate" and measured.gain_ms is cited.gain_ms is None
     assert measured.severity_estimated and cited.severity_estimated
     alone = [attach_measured([replace(finding, action=finding.clauses[:1])], own)[0]]
-    alone.append(cite_measured([replace(finding, action=finding.clauses[:1])], {LABEL: entry})[0])
+    alone.append(attach_measured([replace(finding, action=finding.clauses[:1])], {}, {LABEL: entry})[0])
     assert [(f.severity, f.gain["kind"], f.gain_ms, f.severity_estimated) for f in alone] == [
         ("low", "measured", 0.0, False)
     ] * 2
@@ -525,9 +523,12 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     assert tail.startswith(": threads=1 (slower 0.60x), bf16 (rejected-by-accuracy); failed: channels_last; not me")
     unmeasured = (MeasuredRemedy("compile", "not-measured", reason="budget spent"),)
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: unmeasured)
-    cited = {LABEL: {"optimize_id": "o7"}}  # what diagnose cites where it measured none (own_or_optimized)
+    cited = {LABEL: {"optimize_id": "o7", "candidates": [{"name": "compile"}]}}  # diagnose cites what it left out
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
     assert note.endswith("; cited from optimization o7: compile") and "not measured" not in note
+    unmeasured += (MeasuredRemedy("tf32", "not-measured", reason="budget spent"),)  # optimize never tried it
+    _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
+    assert note.endswith("; not measured: tf32; cited from optimization o7: compile")
 
 
 def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():

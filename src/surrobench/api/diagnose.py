@@ -19,8 +19,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import EvidenceCheck, cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cite_measured, disagreements, measured_lines
-from surrobench.results.measured_remedies import overlapping, own_or_optimized, unclaimed
+from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
 from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
@@ -329,16 +328,14 @@ def _findings(
     (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
     attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
     here (``{config label: measurements}``) attached, and those ``optimize`` measured (``optimized``: each config's
-    newest config object, :func:`~surrobench.tune.plans.measured_for`) cited where diagnose judged none of a
-    config's remedies (its budget left them all unmeasured)."""
+    newest config object, :func:`~surrobench.tune.plans.measured_for`) cited for each remedy diagnose did not judge
+    (:func:`~surrobench.results.measured_remedies.attach_measured`)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
     merged = applicable_actions(merged, record.results)
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
-    own, cited = own_or_optimized(measured or {}, optimized)
-    ranked = attach_measured(capped, own)
     threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
-    return rank_findings(cite_measured(ranked, cited, threads))
+    return rank_findings(attach_measured(capped, measured or {}, optimized, threads))
 
 
 def diagnose_stored(

@@ -155,8 +155,8 @@ class MeasuredRemedy(schemas.Plain):
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
-        cited: the stored optimization it is read from (diagnose cites ``optimize``'s measurements of a config it
-            measured none of), None when diagnose measured it.
+        cited: the stored optimization it is read from (diagnose cites ``optimize``'s measurement of a remedy it did
+            not judge itself), None when diagnose measured it; :meth:`text` names it.
 
     A ``no-difference`` (before diagnosis-v7) reads as the paired rule's verdict of its numbers, ``unchanged`` or
     ``inconclusive`` (that when they are missing).
@@ -196,10 +196,13 @@ class MeasuredRemedy(schemas.Plain):
 
     def text(self) -> str:
         """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.65x [0.61,
-        0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s spent)``."""
+        0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s spent)``;
+        a cited one names its optimization after its verdict (``compile: measured 1.18x [1.10, 1.27] in optimization
+        o7, ...``, ``bf16: rejected in optimization o7, ...``)."""
+        where = f" in optimization {self.cited}" if self.cited else ""
         if self.speedup is not None:
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
-            head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}"
+            head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}{where}"
             rule = ""
             if self.margin is not None:
                 noise = self.noise_floor is not None and self.noise_floor >= self.margin
@@ -212,9 +215,9 @@ class MeasuredRemedy(schemas.Plain):
             return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
-            return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
+            return f"{self.remedy}: rejected{where}{over}" + ("" if over or not self.reason else f" ({self.reason})")
         what = UNMEASURED_WORDS.get(self.verdict, self.verdict)
-        return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
+        return f"{self.remedy}: {what}{where}" + (f" ({self.reason})" if self.reason else "")
 
 
 def direction(remedy: str, baseline_threads: int) -> str | None:
@@ -310,7 +313,8 @@ class Finding(schemas.Plain):
     def none_faster(self) -> bool:
         """Whether every remedy of its action measured was judged, one timed or checked, and none saves time."""
         judged = all(m.verdict != "not-measured" for m in self.measured)
-        return self.best_measured is None and judged and any(m.verdict in MEASURED for m in self.measured)
+        faster = any(m.verdict == "faster" for m in self.measured)  # one without a saving too (no baseline ms)
+        return not faster and judged and any(m.verdict in MEASURED for m in self.measured)
 
     @property
     def best_measured(self) -> MeasuredRemedy | None:

@@ -77,10 +77,12 @@ def _failed_text(c: dict) -> str:
 
 
 def _measured(f: Finding) -> str:
-    """``measured``, then ``whole step`` (:attr:`Finding.whole_step`), ``of a drifted 24.7 ms window`` (its ``gain``,
-    the milliseconds that window's baseline, not the timed step) if so."""
-    drift = f", of a drifted {f.best_measured.baseline_ms:.3g} ms window" if f.gain["drifted"] else ""
-    return "measured" + ", whole step" * f.whole_step + drift
+    """``measured`` (``in optimization o7`` where cited), then ``whole step`` (:attr:`Finding.whole_step`), ``of a
+    drifted 24.7 ms window`` (its ``gain``, the milliseconds that window's baseline, not the timed step) if so."""
+    best = f.best_measured
+    drift = f", of a drifted {best.baseline_ms:.3g} ms window" if f.gain["drifted"] else ""
+    cited = f" in optimization {best.cited}" if best and best.cited else ""
+    return "measured" + cited + ", whole step" * f.whole_step + drift
 
 
 def finding_row(f: Finding) -> list[str]:

@@ -1,7 +1,7 @@
-"""A finding's action rewritten from measurements of its remedies (docs/design.md, "Measured actions"), two ways:
-:func:`cite_measured` from what ``surrobench optimize`` measured for the finding's config, :func:`attach_measured` from
-what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`). A clause is matched with the measurement
-of exactly its remedies (a stacked clause: of its stack; ``threads``: every thread count). A remedy measured faster is
+"""A finding's action rewritten from measurements of its remedies (docs/design.md, "Measured actions",
+:func:`attach_measured`): what diagnose measured (:class:`surrobench.records.findings.MeasuredRemedy`), and what
+``surrobench optimize`` measured of those it did not judge. A clause is matched with the measurement of exactly its
+remedies (a stacked clause: of its stack; ``threads``: every thread count). A remedy measured faster is
 advised with its measurement, never against; a clause whose every remedy was judged and none faster names no remedy,
 with its numbers; one the budget left out says it was not measured; clauses naming no remedy stay as written.
 """
@@ -14,7 +14,6 @@ from dataclasses import replace
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
-from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as
 
@@ -27,12 +26,13 @@ VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "i
 
 def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None) -> MeasuredRemedy:
     """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
-    slower, the paired rule's verdict of the speedup that decided it, over the stack's stage or the baseline);
+    slower, and a timed stack judged against its stage, the paired rule's verdict of its speedup over the baseline);
     ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`)."""
     sp, base = c.speedup, c.baseline_ms
+    staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
     return MeasuredRemedy(
         remedy=c.name,
-        verdict=VERDICTS[c.verdict] or (c.gain or sp).verdict(),
+        verdict=sp.verdict() if staged else VERDICTS[c.verdict] or sp.verdict(),
         speedup=sp.median if sp else None,
         ci95=sp.ci95 if sp else None,
         baseline_ms=base,
@@ -55,19 +55,6 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def _speedup(m: MeasuredRemedy) -> str:
-    return speedup_text({"median": m.speedup, "ci95": m.ci95} if m.speedup is not None else None)
-
-
-def _outcome(m: MeasuredRemedy) -> str:
-    """Why a measured remedy is not recommended, with its number."""
-    if m.verdict == "rejected-by-accuracy":
-        return f"{m.remedy} rel L2 {m.rel_l2:.1e}, over the tolerance"
-    if m.verdict in ("failed", "infeasible"):
-        return f"{m.remedy} {m.verdict}: {m.reason}"
-    return f"{m.remedy} {_speedup(m)}, not faster"
-
-
 def cited_measurements(entry: dict, threads: int | None = None) -> list[MeasuredRemedy]:
     """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
@@ -78,67 +65,43 @@ def cited_measurements(entry: dict, threads: int | None = None) -> list[Measured
     return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
 
 
-def _cite_stack(clause: Clause, cited: list[MeasuredRemedy]) -> tuple[Clause | None, list[str]]:
-    found = next((m for m in clause_measurements(clause, cited) if m.speedup is not None), None)
-    if found is None:
-        return Clause(f"{clause.text} ({'+'.join(clause.remedies)} unmeasured)", clause.remedies, stacked=True), []
-    if not Speedup(found.speedup, found.ci95, found.noise_floor).faster():  # the one rule, over the baseline
-        return None, [f"{found.remedy} {_speedup(found)}, not faster"]
-    return Clause(f"{clause.text} ({found.remedy} measured {_speedup(found)})", clause.remedies, stacked=True), []
+def remedy_parts(remedy: str) -> frozenset[str]:
+    """A candidate's name as the set of its parts: a stack names the same candidate in either order."""
+    return frozenset(remedy.split("+"))
 
 
-def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
-    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests was
-    measured (or found infeasible) and none accepted, or accepted only moving the other way (``threads=1`` beside
-    "use every core"; a stacked clause: when its stack was measured and is not faster). Also returns the
-    not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count
-    (:func:`cited_measurements`)."""
-    if not clause.remedies:
-        return clause, []
-    cited = cited_measurements(entry, threads)
-    if clause.stacked:
-        return _cite_stack(clause, cited)
-    notes, dropped = [], []  # a note per remedy kept
-    for name in clause.remedies:
-        singles = [m for m in cited if "+" not in m.remedy and remedy_id(m.remedy) == name]
-        ways = (None, clause.direction) if clause.direction else (None, "up", "down")
-        found = [m for m in singles if m.verdict != "infeasible" and m.direction in ways]
-        if faster := [m for m in found if m.verdict == "faster"]:
-            best = max(faster, key=lambda m: m.speedup)
-            notes.append(f"{best.remedy} measured {_speedup(best)}")
-        elif found:
-            dropped += [_outcome(m) for m in found]
-        elif other_way := [m for m in singles if m.verdict == "faster" and clause.direction]:
-            dropped += [f"{m.remedy} {_speedup(m)}, faster the other way" for m in other_way]
-        elif cannot := [m for m in cited if m.verdict == "infeasible" and m.remedy == name]:
-            dropped += [_outcome(m) for m in cannot]  # optimize's reason it cannot apply, never "unmeasured"
-        else:
-            notes.append(f"{name} unmeasured")
-    if not notes:
-        return None, dropped
-    return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies, direction=clause.direction), dropped
+def with_optimized(
+    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict], threads: Mapping[str, int]
+) -> dict[str, tuple[MeasuredRemedy, ...]]:
+    """``{config label: measurements}``: diagnose's ``measured``, each remedy it did not judge (``not-measured`` or
+    absent) that ``optimized`` (``{config label: optimize config object}``) holds taken from it instead
+    (:func:`cited_measurements` at the config's ``threads``); diagnose's own judgement wins
+    (:func:`disagreements` says where the two differ)."""
+    out = {}
+    for label in dict.fromkeys([*measured, *optimized]):
+        own = tuple(measured.get(label, ()))
+        judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
+        stored = cited_measurements(optimized[label], threads.get(label)) if label in optimized else []
+        theirs = [m for m in stored if remedy_parts(m.remedy) not in judged]
+        cited = {remedy_parts(m.remedy) for m in theirs}
+        if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
+            out[label] = got
+    return out
 
 
-def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = None) -> tuple[Clause, ...]:
-    """The action's clauses rewritten from one optimize config object (module docstring): each clause cited or
-    dropped, then what was dropped and the recipe, each a clause of its own."""
-    kept, dropped = [], []
-    for clause in action:
-        cited, gone = cite_clause(clause, entry, threads)
-        dropped += gone
-        if cited is not None:
-            kept.append(cited)
-    if dropped:
-        kept.append(Clause(f"not recommended, measured: {', '.join(dict.fromkeys(dropped))}"))  # each once
-    if entry["recommended"]:
-        sp, recipe = entry["recipe"]["speedup"], "+".join(entry["recommended"])
-        ids = tuple(dict.fromkeys(remedy_id(n) for n in entry["recommended"]))
-        kept.append(Clause(f"measured recipe: {recipe}" + (f" {speedup_text(sp)}" if sp else ""), ids))
-    return tuple(kept) or action
+def recipe_clause(entry: dict) -> Clause | None:
+    """``measured recipe: cudagraph+tf32 4.60x [4.37, 4.83] in optimization o7``: an optimize config object's
+    recommended recipe with its pooled speedup, naming its remedy ids; None when it recommends none."""
+    if not entry["recommended"]:
+        return None
+    sp, oid = entry["recipe"]["speedup"], entry.get("optimize_id")
+    text = f"measured recipe: {'+'.join(entry['recommended'])}" + (f" {speedup_text(sp)}" if sp else "")
+    ids = tuple(dict.fromkeys(remedy_id(n) for n in entry["recommended"]))
+    return Clause(text + (f" in optimization {oid}" if oid else ""), ids)
 
 
 def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], rerun=("surrobench", None)) -> list[str]:
-    """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`cite_measured`'s) that no
+    """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`attach_measured`'s) that no
     finding names: its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run it``
     line (:func:`~surrobench.results.optimize.started_as`)."""
     lines, cited = [], {f.config for f in findings}
@@ -153,29 +116,6 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
         run_it = f"; run it: {started_as(command, *rerun)}" if command else ""
         lines.append(f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}")
     return lines
-
-
-def cite_measured(
-    findings: list[Finding], measured: Mapping[str, dict], threads: Mapping[str, int] | None = None
-) -> list[Finding]:
-    """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`: every alarm, and an
-    ``info`` finding only where its action suggests a remedy.
-
-    Args:
-        measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).
-        threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
-    """
-    out = []
-    for f in findings:
-        entry, n = measured.get(f.config), (threads or {}).get(f.config)
-        if entry is not None and (f.alarm or f.remedies):
-            failed = f.remedies and all(cite_clause(c, entry, n)[0] is None for c in f.clauses if c.remedies)
-            cited = cited_measurements(entry, n)
-            mine = [m for c in f.clauses if c.remedies for m in clause_measurements(c, cited)]
-            got = replace(f, action=cite_action(f.clauses, entry, n), measured=tuple(dict.fromkeys(mine)))
-            f = measured_severity(f, got, bool(failed))  # as diagnose's own (attach_measured)
-        out.append(f)
-    return out
 
 
 def measured_severity(before: Finding, after: Finding, none_faster: bool) -> Finding:
@@ -223,19 +163,20 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[s
         said.update(m.text() for m in ms)
         return line
 
-    faster = [m for m in found if m.verdict == "faster"]
+    faster, way = [m for m in found if m.verdict == "faster"], clause.direction
     if other_way and not faster:
         return Clause(f"{clause.text}: not advised, measured faster the other way ({told(other_way)})"), False
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
-        return Clause(f"{clause.text} ({told([best])})", clause.remedies, clause.stacked), True
+        return replace(clause, text=f"{clause.text} ({told([best])})"), True
     judged = [m for m in found if m.verdict in JUDGED]
-    judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
+    moves = [m for m in judged if m.verdict != "infeasible" or way in (None, m.direction)]
+    judged_ids = frozenset().union(*(m.remedy_ids for m in moves))  # the baseline's own count, infeasible: no move
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
         word = "measured, not advised" if any(m.verdict in MEASURED for m in judged) else "not advised"  # n/a only
         return Clause(f"{clause.text}: {word} ({told(judged)})"), False
     left = [m for m in found if m.verdict == "not-measured"]
-    return (Clause(f"{clause.text} ({told(left)})", clause.remedies, clause.stacked) if left else clause), True
+    return (replace(clause, text=f"{clause.text} ({told(left)})") if left else clause), True
 
 
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequence[MeasuredRemedy] = ()) -> Finding:
@@ -277,29 +218,45 @@ def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> d
     return out
 
 
-def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
-    """``findings`` with the actions of each measured config (``{config label (Finding.config): its
-    measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
-    another finding's clause says where it was credited); findings of other configs as they are, in order; severities
-    by :func:`measured_severity`, a drifted window's (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within
-    the window, only its milliseconds are not the timed step's."""
+def attach_measured(
+    findings: Sequence[Finding],
+    measured: Mapping[str, Sequence[MeasuredRemedy]],
+    optimized: Mapping[str, dict] | None = None,
+    threads: Mapping[str, int] | None = None,
+) -> list[Finding]:
+    """``findings`` with the actions of each measured config rewritten by :func:`attach_one`, each measurement given
+    only to its owner (:func:`owners`; another finding's clause says where it was credited); findings of other
+    configs as they are, in order; severities by :func:`measured_severity`, a drifted window's
+    (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within the window, only its milliseconds are not the
+    timed step's. An alarm or a finding naming a remedy of a config whose optimization recommends a recipe ends
+    with it (:func:`recipe_clause`).
+
+    Args:
+        measured: diagnose's own, ``{config label (Finding.config): its measurements}``.
+        optimized: ``{config label: optimize config object}`` (optimize-v1, -v2 or -v3), cited for each remedy
+            diagnose did not judge (:func:`with_optimized`).
+        threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
+    """
+    measured = with_optimized(measured, optimized or {}, threads or {})
+    recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
     out = []
     for f in findings:
+        recipe = (recipes[f.config],) if f.config in recipes and (f.alarm or f.remedies) else ()
         if f.config not in measured:
-            out.append(f)
+            out.append(replace(f, action=(*f.clauses, *recipe)) if recipe else f)
             continue
         whose = owners([g for g in findings if g.config == f.config], measured[f.config])
         theirs = [m for m in measured[f.config] if m.remedy in whose and whose[m.remedy] is not f]
         got = attach_one(f, [m for m in measured[f.config] if m not in theirs], measured[f.config])
         clauses = tuple(
-            Clause(f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})", c.remedies, c.stacked)
+            replace(c, text=f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})")
             if c.remedies
             and not clause_measurements(c, got.measured)
             and (elsewhere := [m for m in clause_measurements(c, theirs) if m.verdict in MEASURED])
             else c
             for c in got.clauses
         )
-        out.append(measured_severity(f, replace(got, action=clauses), got.none_faster))
+        out.append(measured_severity(f, replace(got, action=clauses + recipe), got.none_faster))
     return out
 
 
@@ -335,9 +292,9 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
     the one rule, and neither is hidden (``optimize --verify`` decides in fresh processes)."""
     out = []
     for label, got in measured.items():
-        theirs = {frozenset(c["name"].split("+")): c for c in (optimized.get(label) or {}).get("candidates", [])}
+        theirs = {remedy_parts(c["name"]): c for c in (optimized.get(label) or {}).get("candidates", [])}
         for m in got:
-            c = theirs.get(frozenset(m.remedy.split("+")))
+            c = theirs.get(remedy_parts(m.remedy))
             if c is None or (m.verdict == "faster") == (c["verdict"] == "accepted"):
                 continue
             if m.verdict in MEASURED[:4] and c["verdict"] in ("accepted", *SLOWER):
@@ -347,13 +304,3 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
                     "disagree (optimize --verify decides in fresh processes)"
                 )
     return out
-
-
-def own_or_optimized(
-    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]
-) -> tuple[dict[str, Sequence[MeasuredRemedy]], dict[str, dict]]:
-    """(diagnose's ``measured`` to attach, ``optimize``'s config objects to cite), one source per config label:
-    optimize's where diagnose measured none of the config's remedies (its budget left them all unmeasured, or they
-    did not apply), diagnose's otherwise."""
-    own = {k: v for k, v in measured.items() if k not in optimized or any(m.verdict in MEASURED for m in v)}
-    return own, {k: v for k, v in optimized.items() if k not in own}

@@ -26,7 +26,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
-from surrobench.results.measured_remedies import measured_remedy
+from surrobench.results.measured_remedies import measured_remedy, remedy_parts
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
@@ -94,7 +94,7 @@ def measure_recipes(
     rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
     saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
     out = []
-    recipes = sorted(recipes, key=lambda r: any(trials.crowds(part) for part in r.remedies))  # as optimize's singles
+    recipes = trials.crowded_last(recipes)
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
@@ -198,7 +198,7 @@ def measure_findings(
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
     ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted;
-    ``cited``: ``{label: optimize config object}`` diagnose cites for a config it measured none of).
+    ``cited``: ``{label: optimize config object}`` diagnose cites a remedy it did not measure from).
 
     Raises:
         MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``
@@ -235,8 +235,12 @@ def measure_findings(
             f"{m.remedy} ({m.verdict}{f' {m.speedup:.2f}x' if m.speedup else ''})" for m in got if m.verdict in MEASURED
         ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
-        if not done and label in (cited or {}):  # what optimize measured of it is cited (own_or_optimized)
-            named[f"cited from optimization {cited[label].get('optimize_id')}"] = named.pop("not measured")
+        if label in (cited or {}):  # a remedy optimize measured is cited where not measured here (with_optimized)
+            stored = {remedy_parts(c["name"]) for c in cited[label].get("candidates", ())}
+            named[f"cited from optimization {cited[label].get('optimize_id')}"] = [
+                n for n in named["not measured"] if remedy_parts(n) in stored
+            ]
+            named["not measured"] = [n for n in named["not measured"] if remedy_parts(n) not in stored]
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
         t = result.latency_ms

@@ -72,13 +72,12 @@ class Search(Trials):
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
     def singles(self, remedies: list[Remedy]) -> tuple[Singles, Handle | None]:
-        """Every remedy alone; a thread count above the cores free (:meth:`crowds`) after the others, its window
+        """Every remedy alone; a thread count above the cores free after the others (:meth:`crowded_last`), its window
         cut at the deadline. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
         out: Singles = []
         best, best_speed = None, 0.0
-        crowded = {r.name: why for r in remedies if (why := self.crowds(r))}
-        for remedy in sorted(remedies, key=lambda r: r.name in crowded):  # stable: the others in their order
-            crowd = crowded.get(remedy.name, "")
+        for (remedy,) in (r.remedies for r in self.crowded_last([Recipe((r,)) for r in remedies])):
+            crowd = self.crowds(remedy)
             if reason := self.bench.infeasible(remedy):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])

@@ -96,12 +96,16 @@ class Trials:
         return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
 
     def crowds(self, remedy: Remedy) -> str:
-        """Why ``remedy`` is tried last (optimize's singles, diagnose's measurements): more threads than the cores
+        """Why ``remedy`` is tried last (:meth:`crowded_last`): more threads than the cores
         other processes left free (:meth:`~surrobench.tune.bench.Bench.free_cores`), spinning on cores others hold;
         else ""."""
         threads = dict(remedy.settings).get("threads")
         free = threads and self.bench.free_cores()
         return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
+
+    def crowded_last(self, recipes: Sequence[Recipe]) -> list[Recipe]:
+        """``recipes`` with those a part of which :meth:`crowds` after the others, each group in its order."""
+        return sorted(recipes, key=lambda r: any(self.crowds(part) for part in r.remedies))
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
