@@ -14,7 +14,8 @@ saving, optimize's recipe and what optimize measured for that same remedy (its c
 the saving ``baseline_ms * (1 - 1 / speedup)`` in its own window), diagnose's wall time with and without
 ``--counters``; then the goals, pass or fail per config:
 
-- the top finding's measured remedy is in optimize's recipe (every remedy id of it is one of the recipe's), or
+- the top finding's measured remedy is in optimize's recipe (the recipe applies every execution setting it applies,
+  :func:`in_the_recipe`: compile is in compile-reduce-overhead+tf32), or
   neither diagnose nor optimize measured any setting faster, or the two are a tie by the paired rule
   (:func:`tied`: the remedy's speedup interval, optimize's own measurement of it where optimize timed it, else
   diagnose's, does not clear the recipe's by the rule's margin, ``records/paired.py``; the row says "tie"), or
@@ -129,6 +130,24 @@ def tied(remedy: tuple[float, float] | None, recipe: tuple[float, float] | None,
     return remedy[0] <= recipe[1] * m and recipe[0] <= remedy[1] * m
 
 
+def _settings(name: str) -> set | None:
+    """The execution settings (``(field, value)``) a candidate name applies (``execution/remedies.Remedy``), None
+    where a part is not a remedy of a CUDA device (a thread count)."""
+    known = {r.name: r for r in candidate_remedies("cuda", thorough=True)}
+    parts = name.split("+")
+    return set().union(*(known[p].settings for p in parts)) if all(p in known for p in parts) else None
+
+
+def in_the_recipe(remedy: str, recommended: list[str]) -> bool:
+    """Whether the recipe ``recommended`` applies every setting ``remedy`` applies: compile (mode compile) is in
+    compile-reduce-overhead+tf32 (mode compile, compile mode reduce-overhead, precision tf32), cudagraph (mode
+    cudagraph) is not; by remedy ids where a name is not a CUDA remedy."""
+    mine, theirs = _settings(remedy), _settings("+".join(recommended)) if recommended else set()
+    if mine is None or theirs is None:
+        return _ids(remedy) <= _ids("+".join(recommended) or "-")
+    return mine <= theirs
+
+
 def alternative_tied(doc: dict, remedy: str, recommended: list[str]) -> str | None:
     """The single remedy of the recipe ``recommended`` that sets an execution setting ``remedy`` (a single) sets
     too (``execution/remedies.Recipe.conflict``: bf16 for fp16) and whose speedup this diagnosis ``doc`` measured
@@ -223,9 +242,8 @@ def rows(work: Path, kept: Path | None) -> list[dict]:
         measured = next((m for m in top["measured"] if m["remedy"] == remedy), None) if remedy else None
         opt = optimized.get(label)
         opt_speedup, opt_saved = _opt_saving(opt, remedy) if opt and remedy else (None, None)
-        recipe_ids = _ids("+".join(opt.get("recommended", [])) or "-") if opt else set()
         # both found no setting faster: they agree
-        in_recipe = bool(opt and (_ids(remedy) <= recipe_ids if remedy else not opt.get("recommended")))
+        in_recipe = bool(opt and (in_the_recipe(remedy, opt["recommended"]) if remedy else not opt["recommended"]))
         tie: bool | str = False
         if opt and remedy and not in_recipe and opt.get("recommended"):
             recipe_sp = (opt.get("recipe") or {}).get("speedup") or {}

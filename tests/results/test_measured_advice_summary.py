@@ -115,3 +115,11 @@ def test_an_alternative_of_the_top_remedy_in_the_recipe_counts_only_when_this_di
     assert summary.alternative_tied(doc((1.50, 1.60)), "fp16", ["bf16", "cudagraph"]) is None  # bf16 clearly slower
     assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["tf32", "cudagraph"]) is None  # tf32 unmeasured here
     assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["cudagraph"]) is None  # no alternative in the recipe
+
+
+def test_a_remedy_is_in_a_recipe_that_applies_every_setting_it_applies():
+    summary = _summary()
+    assert summary.in_the_recipe("compile", ["compile-reduce-overhead", "tf32"])  # the Galerkin's: compile's mode kept
+    assert not summary.in_the_recipe("cudagraph", ["compile-reduce-overhead", "tf32"])  # another mode
+    assert not summary.in_the_recipe("compile-reduce-overhead", ["compile", "tf32"])  # the recipe lacks its mode
+    assert summary.in_the_recipe("threads=2", ["threads=4"]) and not summary.in_the_recipe("tf32", [])
