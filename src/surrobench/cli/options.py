@@ -30,6 +30,8 @@ from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved
 from surrobench.records import schemas
 from surrobench.records.serve import CapacityOptimization
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
+from surrobench.records.config import MATMUL_PRECISIONS
+from surrobench.records.vocab import COMPILE_MODES, MODES, PRECISIONS
 from surrobench.report.escape import rich_escape
 
 # torch is imported by the option methods that run a workload: every command imports this module, and `--help`
@@ -91,8 +93,8 @@ ModelOpt = typer.Option(
 )
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
-PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")
-ModeOpt = typer.Option("eager", "--mode", help="eager, compile, cudagraph; comma-separated.")
+PrecisionOpt = typer.Option("fp32", "--precision", help=f"{', '.join(PRECISIONS)}; comma-separated, one per config.")
+ModeOpt = typer.Option("eager", "--mode", help=f"{', '.join(MODES)}; comma-separated.")
 DeviceOpt = typer.Option("auto", "--device", help="cpu, cuda or auto (cuda when available).")
 WarmupOpt = count_option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start.")
 ItersOpt = count_option(
@@ -113,13 +115,15 @@ ChannelsLastOpt = flag(False, "--channels-last", help="4-D inputs and weights in
 CompileModeOpt = typer.Option(
     None,
     "--compile-mode",
-    help="torch.compile mode for --mode compile: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs.",
+    help=f"torch.compile mode for --mode compile: {', '.join(COMPILE_MODES)}.",
 )
 ThreadsOpt = count_option(
     None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads)."
 )
 MatmulPrecisionOpt = typer.Option(
-    None, "--matmul-precision", help="torch.set_float32_matmul_precision during each config: highest, high, medium."
+    None,
+    "--matmul-precision",
+    help=f"torch.set_float32_matmul_precision during each config: {', '.join(MATMUL_PRECISIONS)}.",
 )
 TimeoutOpt = typer.Option(
     None,

@@ -11,6 +11,7 @@ from surrobench.cli.app import app
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
 from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, count_option, err_console, flag
 from surrobench.cli.options import option_groups, output_option, print_stored, serve_out, write_json, write_output
+from surrobench.records.vocab import MODES, PRECISIONS
 
 
 #: serve's wording of the workload options it takes one of each of (a load has its own --duration-s and --drain-s).
@@ -18,8 +19,8 @@ ONE_CONFIG = {
     "model": "The one model served: a zoo name, path/file.py:factory, package.module:factory or a .pt2 file (a "
     "factory's example inputs: docs/models.md, 'Your model').",
     "shape": "The shape of one request: a bare size (128) or a full shape (1x3x128x128).",
-    "precision": "fp32, tf32, fp16 or bf16.",
-    "mode": "eager, compile or cudagraph.",
+    "precision": f"One of {', '.join(PRECISIONS)}.",
+    "mode": f"One of {', '.join(MODES)}.",
 }
 
 
