@@ -362,3 +362,46 @@ def test_a_trace_with_no_kernels_cannot_be_judged_and_exits_4(tmp_path, capsys):
     assert check["verdict"] == "cannot_judge" and "no_kernels" in check["problems"]
     out = capsys.readouterr().out
     assert "cannot judge" in out and "no findings" not in out  # not also "nothing above the report floor"
+
+
+def _cut_as_the_profile_is_read(tmp_path, monkeypatch) -> tuple[dict, list, str]:
+    """diagnose of one config, Ctrl-C as its stored profile is read (counting its FLOPs): exit 130, the 1-of-1 line;
+    the --json document's context and findings, and the --markdown."""
+    from surrobench.api import diagnose as api_diagnose
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api_diagnose, "count_op_costs", interrupted)
+    db, out, md = tmp_path / "r.db", tmp_path / "d.json", tmp_path / "d.md"
+    argv = ["diagnose", "--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1", "--device", "cpu"]
+    argv += ["--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--db", str(db)]
+    assert run_cli([*argv, "--json", str(out), "--markdown", str(md)]) == 130
+    doc = json.loads(out.read_text())
+    return doc["context"], doc["findings"], md.read_text()
+
+
+def test_ctrl_c_as_a_profile_is_read_reads_it_from_the_store(tmp_path, capsys, monkeypatch):
+    """The partial document reads the profile stored as ``diagnose --run`` does: its findings, never "no finding"
+    for a config counted profiled."""
+    import surrobench
+
+    context, findings, md = _cut_as_the_profile_is_read(tmp_path, monkeypatch)
+    assert "1 of 1 profiled" in capsys.readouterr().err
+    stored = surrobench.diagnose(run=context["run_id"], db=tmp_path / "r.db")
+    assert context["profiled"] == [stored.findings[0].config] and findings
+    assert [(f["kind"], f["config"]) for f in findings] == [(f.kind, f.config) for f in stored.findings]
+    assert context["evidence_checks"][context["profiled"][0]]["verdict"] != "cannot_judge"
+    assert "no finding" not in md
+
+
+def test_a_profile_not_read_as_diagnose_is_cut_cannot_be_judged(tmp_path, monkeypatch):
+    """Its stored profile unreadable too: the config is not counted profiled, "cannot judge", not "no finding"."""
+    from surrobench.api import diagnose as api_diagnose
+
+    monkeypatch.setattr(api_diagnose, "load_op_table", lambda *args: 1 / 0)
+    context, findings, md = _cut_as_the_profile_is_read(tmp_path, monkeypatch)
+    (label,) = context["evidence_checks"]
+    assert context["profiled"] == [] and context["evidence_checks"][label]["problems"] == ["not_profiled"]
+    assert all(f["config"] != label or f["kind"] in {"superlinear_scaling", "memory_pressure"} for f in findings)
+    assert f"{label}: no finding" not in md and "not profiled" in md

@@ -33,8 +33,8 @@ PROBLEMS: dict[str, str] = {
     "low_coverage": "less than 90% of the kernel time is attributed to ops",
     "no_ops": "the profile holds no op (and no kernel): nothing to judge",
     "no_kernels": "a CUDA config (or trace) whose profile holds no kernel: nothing to judge on the device",
-    "not_profiled": "timed, not profiled (as run's and optimize's runs are, or a diagnose cut short before it): no op "
-    "table to judge; diagnose its workload options to profile it",
+    "not_profiled": "timed, not profiled (as run's and optimize's runs are, or a diagnose cut before it was read): "
+    "no op table to judge; diagnose its workload options to profile it",
 }
 #: Problems that leave nothing to judge: the config is "cannot judge", not "no findings".
 CANNOT_JUDGE = frozenset({"no_ops", "no_kernels", "not_profiled"})

@@ -8,6 +8,7 @@ over that evidence (:mod:`surrobench.analysis.diagnose`), joining the operator v
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Sequence
@@ -160,9 +161,11 @@ def _noted(store: ResultStore, record: RunRecord, warnings: list[str]) -> RunRec
 def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str], store) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
     :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``): every config profiled and read, the
-    run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled."""
-    record, reports = _noted(store, cut.partial.run, warnings), cut.partial.reports
-    context = {**workload_context(record, evidence), "interrupted": True, "profiled": [r.label() for r in reports]}
+    run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled and
+    read (or whose profiling failed), the others timed :func:`_not_profiled`."""
+    record, done = _noted(store, cut.partial.run, warnings), {ev.label for ev in evidence}
+    profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
+    context = {**workload_context(record, evidence), "interrupted": True, "profiled": profiled}
     _not_profiled(context, record, context["profiled"])
     cut.partial = Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
     return cut
@@ -267,7 +270,11 @@ def diagnose_workload(
 
     try:
         record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
-    except Interrupted as cut:
+    except Interrupted as cut:  # a profile stored, its reading cut: read from the store, as diagnose --run reads it
+        done = {ev.label for ev in evidence}
+        with contextlib.suppress(Exception, KeyboardInterrupt):  # unreadable, or a second Ctrl-C: "cannot judge"
+            for r in (r for r in cut.partial.reports if r.status == "ok" and r.label() not in done):
+                evidence += filter(None, [_stored_evidence(store, r.config, ceilings, notes, flops)])
         optimized = measured_for(store, cut.partial.run.results)
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
@@ -345,32 +352,9 @@ def diagnose_stored(
     Stored rooflines, counters, measured remedies and warnings are read as that run read them, so the findings are
     its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
-    evidence, warnings, flops = [], list(record.env.get(WARNINGS_KEY, ())), {}  # its own diagnosis's first
+    warnings, flops = list(record.env.get(WARNINGS_KEY, ())), {}  # its own diagnosis's first
     ceilings, note = device_ceilings(record)
-    for result in record.results:
-        config_id = result.config_id
-        table = load_op_table(store, config_id)
-        if result.status != "ok" or table is None:  # timed, not profiled: "cannot judge" (api.diagnose)
-            continue
-        label = result.label()
-        trace = op_profile_trace(store, config_id)
-        known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
-        roof = load_roofline(store, config_id)
-        if roof is not None:
-            known["roofline"] = roof
-            flops[result.key()] = {o.name: o.flops for o in roof.ops}
-        kernels = load_kernel_table(store, config_id)
-        if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
-            known["kernel_table"] = kernels
-        if trace and Path(trace).exists():
-            timeline = load_trace(trace)
-            warnings.extend(f"{label}: {line}" for line in trace_warnings(timeline))
-            ev = trace_evidence(timeline, **known)
-        else:
-            warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
-            ev = ConfigEvidence(**known)
-        stored = load_counters(store, config_id)
-        evidence.append(replace(ev, counters=remeasure(stored, ev.kernel_table, ceilings)) if stored else ev)
+    evidence = [e for r in record.results if (e := _stored_evidence(store, r, ceilings, warnings, flops)) is not None]
     if any(ev.counters is not None for ev in evidence):
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
@@ -382,6 +366,35 @@ def diagnose_stored(
     warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
+
+
+def _stored_evidence(store: ResultStore, result: ConfigResult, ceilings, warnings: list, flops: dict):
+    """The :class:`ConfigEvidence` of ``result`` from its stored op table, roofline (its FLOPs into ``flops``),
+    kernel table, counters and the trace where it still exists (its notes into ``warnings``); None when it has no
+    op table (timed, not profiled: "cannot judge", :func:`_not_profiled`)."""
+    config_id = result.config_id
+    table = load_op_table(store, config_id)
+    if result.status != "ok" or table is None:
+        return None
+    label = result.label()
+    trace = op_profile_trace(store, config_id)
+    known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
+    roof = load_roofline(store, config_id)
+    if roof is not None:
+        known["roofline"] = roof
+        flops[result.key()] = {o.name: o.flops for o in roof.ops}
+    kernels = load_kernel_table(store, config_id)
+    if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
+        known["kernel_table"] = kernels
+    if trace and Path(trace).exists():
+        timeline = load_trace(trace)
+        warnings.extend(f"{label}: {line}" for line in trace_warnings(timeline))
+        ev = trace_evidence(timeline, **known)
+    else:
+        warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
+        ev = ConfigEvidence(**known)
+    stored = load_counters(store, config_id)
+    return replace(ev, counters=remeasure(stored, ev.kernel_table, ceilings)) if stored else ev
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:
