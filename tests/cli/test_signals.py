@@ -11,17 +11,19 @@ import sqlite3
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
 
 from surrobench.cli import options
 from surrobench.cli.options import write_json
-from surrobench.cli.signals import interrupt_exit_code, signals_as_interrupt
+from surrobench.cli.signals import interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.results.store import ResultStore
 
 SLEEPY = """
 import time
+import weakref
 import torch
 
 
@@ -310,3 +312,50 @@ def test_a_signal_after_the_command_said_what_it_kept_keeps_the_interrupted_exit
     with pytest.raises(SystemExit) as done:
         cli.entry()
     assert done.value.code == 130
+
+
+class _Freed:
+    """An object whose death, watched by a weakref, sends SIGINT to this process from the weakref's callback (as a
+    frame's tensors are freed while a KeyboardInterrupt unwinds it)."""
+
+    @classmethod
+    def watched(cls) -> tuple[_Freed, weakref.ref]:
+        freed = cls()
+        return freed, weakref.ref(freed, lambda _: os.kill(os.getpid(), signal.SIGINT))  # handled before it returns
+
+
+@pytest.fixture
+def ctrl_c(monkeypatch) -> list:
+    """SIGINT as from a terminal (Python's handler, also when the suite runs with it ignored), and what Python would
+    print as "Exception ignored" (raised in a weakref callback) collected instead."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ignored: list = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+    yield ignored
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_second_ctrl_c_as_the_first_unwinds_is_held(ctrl_c):
+    """Ctrl-C twice 0.03 s apart: the second lands in a weakref callback as the first KeyboardInterrupt unwinds. It is
+    held, never raised there (printed as "Exception ignored ... KeyboardInterrupt"); the exit code is the first's."""
+
+    def unwinding() -> None:
+        freed, watch = _Freed.watched()
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        finally:
+            del freed  # its callback runs as the first unwinds
+
+    with pytest.raises(KeyboardInterrupt), signals_as_interrupt():
+        unwinding()
+    assert ctrl_c == [] and interrupt_exit_code() == 130 and interrupt_name() is None
+
+
+def test_a_ctrl_c_lost_in_a_weakref_callback_leaves_the_next_one_to_interrupt(ctrl_c):
+    """A first Ctrl-C raised in a weakref callback is lost there (Python prints it and goes on): not held as the
+    first, the next one interrupts."""
+    with pytest.raises(KeyboardInterrupt), signals_as_interrupt():
+        freed, watch = _Freed.watched()
+        del freed
+        os.kill(os.getpid(), signal.SIGINT)
+    assert ctrl_c == [] and interrupt_exit_code() == 130

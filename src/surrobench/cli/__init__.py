@@ -97,25 +97,26 @@ def _start_analyze_workers(args: list[str]) -> bool:
 
 
 def _run(args: list[str]) -> None:
-    """:func:`main` after its arguments are known."""
+    """:func:`main` after its arguments are known; a signal after the first is held until it exits."""
     if args[0] != "--version":  # the version is printed before any command is parsed: it needs none of them
         _register()
-    try:
-        with signals_as_interrupt(), _guarded_stdout():
-            code = app(args=args, prog_name="surrobench", standalone_mode=False)
-    except UsageError as exc:
-        from surrobench.cli.options import usage_line  # the options (and numpy) only for an error: --version
+    with signals_as_interrupt():
+        try:
+            with _guarded_stdout():
+                code = app(args=args, prog_name="surrobench", standalone_mode=False)
+        except UsageError as exc:
+            from surrobench.cli.options import usage_line  # the options (and numpy) only for an error: --version
 
-        _fail(usage_line(exc))
-    except Interrupted as exc:
-        _interrupted(str(exc))
-    except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument
-        _fail(" ".join(exc.format_message().split()), exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt):  # click's form of end-of-input and of a KeyboardInterrupt outside a
-        _interrupted("interrupted")  # sweep; a KeyboardInterrupt as itself when it came as click returned
-    if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
-        _interrupted("interrupted")
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+            _fail(usage_line(exc))
+        except Interrupted as exc:
+            _interrupted(str(exc))
+        except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument
+            _fail(" ".join(exc.format_message().split()), exc.exit_code)
+        except (typer.Abort, KeyboardInterrupt):  # click's form of end-of-input and of a KeyboardInterrupt outside
+            _interrupted("interrupted")  # a sweep; a KeyboardInterrupt as itself when it came as click returned
+        if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
+            _interrupted("interrupted")
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 class _StdoutGuard(io.TextIOBase):
@@ -179,7 +180,7 @@ def entry() -> None:
         main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
-    except KeyboardInterrupt:  # a second signal after the command said what it kept, before the line below
+    except KeyboardInterrupt:  # a signal after the command's handling of signals ended, before the line below
         code = interrupt_exit_code()
     else:
         code = EXIT_OK

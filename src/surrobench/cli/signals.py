@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -22,7 +23,8 @@ _received: list[int] = []
 
 def _as_interrupt(signum: int, frame) -> None:
     _received.append(signum)
-    raise KeyboardInterrupt
+    if len(_received) == 1:  # the first; one after it is held (signals_as_interrupt)
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -42,11 +44,18 @@ def _handled(signals: tuple, handler) -> Iterator[None]:
 
 @contextlib.contextmanager
 def signals_as_interrupt() -> Iterator[None]:
-    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
-    does), outside the main thread as :func:`_handled`."""
+    """While the block runs, the first of SIGINT (where Python's handler has it) and :data:`SIGNALS` raises
+    ``KeyboardInterrupt``; those after it are held while the command ends (one raised as the first unwinds, in a
+    weakref callback or ``__del__``, would be printed as "Exception ignored" and lost). A first one lost so is not
+    held as the first: the next one raises. Outside the main thread as :func:`_handled`."""
     _received.clear()
-    with _handled(SIGNALS, _as_interrupt):
-        yield
+    hook, ctrl_c = sys.unraisablehook, signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    sys.unraisablehook = lambda args: _received.clear() if args.exc_type is KeyboardInterrupt else hook(args)
+    try:
+        with _handled((signal.SIGINT,) * ctrl_c + SIGNALS, _as_interrupt):
+            yield
+    finally:
+        sys.unraisablehook = hook
 
 
 def interrupt_exit_code() -> int:
@@ -57,7 +66,7 @@ def interrupt_exit_code() -> int:
 
 def interrupt_name() -> str | None:
     """``SIGTERM`` or ``SIGHUP`` when one of them interrupted the command, None for Ctrl-C."""
-    return signal.Signals(_received[0]).name if _received else None
+    return signal.Signals(_received[0]).name if interrupt_exit_code() != EXIT_INTERRUPTED else None
 
 
 @contextlib.contextmanager
