@@ -103,10 +103,8 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     if (table is None or not table.ops) and (ev.kernel_table is None or not ev.kernel_table.kernels):
         problems.append("no_ops")
     cuda = ev.result is not None and ev.result.device == "cuda"
-    no_kernels = table is not None and table.kernel_count == 0
-    if (cuda and table is not None and (table.basis == "cpu" or no_kernels)) or (
-        ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"
-    ):
+    blind = cuda and table is not None and (table.basis == "cpu" or table.kernel_count == 0)
+    if blind or (ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"):
         problems.append("no_kernels")
     check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
     problems += check_step(ev.label, ev.profiled_step_ms, timed).problems

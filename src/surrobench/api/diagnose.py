@@ -97,13 +97,10 @@ def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None =
     ``host_floor`` (:func:`surrobench.analysis.diagnose.host_floors`), ``evidence_checks``
     (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
     bound of its counters at ``ceilings``: :func:`surrobench.analysis.roofline.roofline_headroom`)."""
+    bounds = {ev.label: roofline_headroom(ev.counters, ev.step_ms(), ceilings) for ev in evidence}
     return {
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
-        "headroom": {
-            ev.label: bound.to_json()
-            for ev in evidence
-            if (bound := roofline_headroom(ev.counters, ev.step_ms(), ceilings)) is not None
-        },
+        "headroom": {label: bound.to_json() for label, bound in bounds.items() if bound is not None},
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "system": {ev.label: ev.system.to_json() for ev in evidence if ev.system is not None},
@@ -160,9 +157,8 @@ def _noted(store: ResultStore, record: RunRecord, warnings: list[str]) -> RunRec
 
 def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str], store) -> Interrupted:
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
-    :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``): every config profiled and read, the
-    run-level checks over the configs timed; ``context.interrupted`` true, ``context.profiled`` those profiled and
-    read (or whose profiling failed), the others timed :func:`_not_profiled`."""
+    :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``) and the run-level checks over the configs
+    timed; ``context.interrupted`` true, ``context.profiled`` the configs read or whose profiling failed."""
     record, done = _noted(store, cut.partial.run, warnings), {ev.label for ev in evidence}
     profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": profiled}
@@ -369,22 +365,17 @@ def diagnose_stored(
 
 
 def _stored_evidence(store: ResultStore, result: ConfigResult, ceilings, warnings: list, flops: dict):
-    """The :class:`ConfigEvidence` of ``result`` from its stored op table, roofline (its FLOPs into ``flops``),
-    kernel table, counters and the trace where it still exists (its notes into ``warnings``); None when it has no
-    op table (timed, not profiled: "cannot judge", :func:`_not_profiled`)."""
-    config_id = result.config_id
-    table = load_op_table(store, config_id)
-    if result.status != "ok" or table is None:
+    """The :class:`ConfigEvidence` of ``result`` as stored (op table, roofline: its FLOPs into ``flops``, kernel table,
+    counters) and its trace where it still exists (notes into ``warnings``); None without an op table."""
+    config_id, label = result.config_id, result.label()
+    if result.status != "ok" or (table := load_op_table(store, config_id)) is None:
         return None
-    label = result.label()
     trace = op_profile_trace(store, config_id)
     known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
-    roof = load_roofline(store, config_id)
-    if roof is not None:
+    if (roof := load_roofline(store, config_id)) is not None:
         known["roofline"] = roof
         flops[result.key()] = {o.name: o.flops for o in roof.ops}
-    kernels = load_kernel_table(store, config_id)
-    if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
+    if (kernels := load_kernel_table(store, config_id)) is not None:  # else the trace's (stored before schema 5)
         known["kernel_table"] = kernels
     if trace and Path(trace).exists():
         timeline = load_trace(trace)
@@ -575,10 +566,8 @@ def diagnose(
                 served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
-        timed = _not_profiled(context, record, {ev.label for ev in evidence})
-        return Diagnosis(
-            tuple(findings), context, _title(record, bool(timed) and not evidence), tuple(warnings), record
-        )
+        only = bool(_not_profiled(context, record, {ev.label for ev in evidence})) and not evidence
+        return Diagnosis(tuple(findings), context, _title(record, only), tuple(warnings), record)
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import sys
 import threading
 import warnings
@@ -18,7 +19,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app, flow_help, fold_option_help
-from surrobench.cli.signals import ignore_late_signals, interrupt_exit_code, interrupt_name, signals_as_interrupt
+from surrobench.cli.signals import ignore_late_signals, interrupt_exit_code, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # click's usage errors' base, from typer's re-exports (typer >= 0.28 vendors click, older ones depend on it).
@@ -185,14 +186,10 @@ def entry() -> None:
     else:
         code = EXIT_OK
     ignore_late_signals()  # done: a late Ctrl-C during the teardown leaves this exit code as it is
-    stray = stray_threads()
-    if stray:
+    if stray := stray_threads():
         names = ", ".join(t.name for t in stray[:5])
-        print(
-            f"surrobench: warning: the model left {len(stray)} thread(s) running ({names}); exiting without "
-            "waiting for them",
-            file=sys.stderr,
-        )
+        left = f"the model left {len(stray)} thread(s) running ({names}); exiting without waiting for them"
+        print(f"surrobench: warning: {left}", file=sys.stderr)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
@@ -214,7 +211,8 @@ def stray_threads() -> list[threading.Thread]:
 
 def _interrupted(message: str) -> None:
     """Exit as interrupted: ``message`` (what was kept), prefixed with the signal when it was not Ctrl-C."""
-    _fail(message, interrupt_exit_code(), prefix=f"{name}: " if (name := interrupt_name()) else "")
+    code = interrupt_exit_code()
+    _fail(message, code, prefix=f"{signal.Signals(code - 128).name}: " if code != EXIT_INTERRUPTED else "")
 
 
 def _fail(message: str, code: int = EXIT_USAGE, prefix: str = "error: ") -> None:

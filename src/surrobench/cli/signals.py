@@ -1,8 +1,8 @@
 """SIGTERM and SIGHUP end a command as Ctrl-C does.
 
 Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM; a closed terminal or SSH session sends SIGHUP. While a command
-runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does, keeping what Ctrl-C keeps; the exit code
-is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit Status"), acted on between bytecodes.
+runs the first signal raises ``KeyboardInterrupt`` in the main thread, keeping what Ctrl-C keeps, later ones held;
+the exit code is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit Status"), acted on between bytecodes.
 """
 
 from __future__ import annotations
@@ -31,10 +31,8 @@ def _as_interrupt(signum: int, frame) -> None:
 def _handled(signals: tuple, handler) -> Iterator[None]:
     """``handler`` for ``signals`` while the block runs, the previous handlers restored after. Outside the main
     thread (where Python cannot set signal handlers) the block runs unchanged."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, handler) for s in signals}
+    main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, handler) for s in signals} if main else {}
     try:
         yield
     finally:
@@ -45,9 +43,8 @@ def _handled(signals: tuple, handler) -> Iterator[None]:
 @contextlib.contextmanager
 def signals_as_interrupt() -> Iterator[None]:
     """While the block runs, the first of SIGINT (where Python's handler has it) and :data:`SIGNALS` raises
-    ``KeyboardInterrupt``; those after it are held while the command ends (one raised as the first unwinds, in a
-    weakref callback or ``__del__``, would be printed as "Exception ignored" and lost). A first one lost so is not
-    held as the first: the next one raises. Outside the main thread as :func:`_handled`."""
+    ``KeyboardInterrupt``, those after it are held (raised as it unwinds, in a weakref callback, one is printed as
+    "Exception ignored" and lost) unless the first was lost so. Outside the main thread as :func:`_handled`."""
     _received.clear()
     hook, ctrl_c = sys.unraisablehook, signal.getsignal(signal.SIGINT) is signal.default_int_handler
     sys.unraisablehook = lambda args: _received.clear() if args.exc_type is KeyboardInterrupt else hook(args)
@@ -62,11 +59,6 @@ def interrupt_exit_code() -> int:
     """The exit code of an interrupted command: ``128 +`` the first of :data:`SIGNALS` received by the last
     :func:`signals_as_interrupt` block, else :data:`~surrobench.errors.EXIT_INTERRUPTED` (Ctrl-C)."""
     return 128 + _received[0] if _received else EXIT_INTERRUPTED
-
-
-def interrupt_name() -> str | None:
-    """``SIGTERM`` or ``SIGHUP`` when one of them interrupted the command, None for Ctrl-C."""
-    return signal.Signals(_received[0]).name if interrupt_exit_code() != EXIT_INTERRUPTED else None
 
 
 @contextlib.contextmanager
