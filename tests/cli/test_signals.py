@@ -351,6 +351,19 @@ def test_a_second_ctrl_c_as_the_first_unwinds_is_held(ctrl_c):
     assert ctrl_c == [] and interrupt_exit_code() == 130
 
 
+def test_a_third_ctrl_c_ends_a_wind_down_the_second_could_not(ctrl_c):
+    """After the first Ctrl-C, the second is held; a third interrupts the wind-down (one that hangs otherwise)."""
+    with pytest.raises(KeyboardInterrupt), signals_as_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            os.kill(os.getpid(), signal.SIGINT)  # held: the wind-down goes on
+            wound_down = True
+            os.kill(os.getpid(), signal.SIGINT)
+            wound_down = False  # never reached
+    assert wound_down and interrupt_exit_code() == 130
+
+
 def test_a_ctrl_c_lost_in_a_weakref_callback_leaves_the_next_one_to_interrupt(ctrl_c):
     """A first Ctrl-C raised in a weakref callback is lost there (Python prints it and goes on): not held as the
     first, the next one interrupts."""

@@ -23,7 +23,7 @@ _received: list[int] = []
 
 def _as_interrupt(signum: int, frame) -> None:
     _received.append(signum)
-    if len(_received) == 1:  # the first; one after it is held (signals_as_interrupt)
+    if len(_received) != 2:  # the first, and a third to end a wind-down that hangs; the second is held
         raise KeyboardInterrupt
 
 
@@ -43,8 +43,9 @@ def _handled(signals: tuple, handler) -> Iterator[None]:
 @contextlib.contextmanager
 def signals_as_interrupt() -> Iterator[None]:
     """While the block runs, the first of SIGINT (where Python's handler has it) and :data:`SIGNALS` raises
-    ``KeyboardInterrupt``, those after it are held (raised as it unwinds, in a weakref callback, one is printed as
-    "Exception ignored" and lost) unless the first was lost so. Outside the main thread as :func:`_handled`."""
+    ``KeyboardInterrupt``; the second is held (raised as the first unwinds, in a weakref callback, it is printed as
+    "Exception ignored" and lost), unless the first was lost so; a third raises again, the way out of a wind-down
+    that hangs. Outside the main thread as :func:`_handled`."""
     _received.clear()
     hook, ctrl_c = sys.unraisablehook, signal.getsignal(signal.SIGINT) is signal.default_int_handler
     sys.unraisablehook = lambda args: _received.clear() if args.exc_type is KeyboardInterrupt else hook(args)
