@@ -564,7 +564,7 @@ def fresh_verdict(
         verdict = "not_reproduced" if differs else "overlaps"
         how += (
             f", but the fresh processes show no speedup beyond their noise (lower bound {fresh.ci95[0]:.2f}, "
-            f"needs > {1 + fresh.margin():.3f})"
+            f"{fresh.margin_text(cleared=False)})"
         )
     reason = (
         f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(baseline_ms)} process pairs "
