@@ -757,7 +757,7 @@ def _cut_search(monkeypatch, cut: str, *, evaluating: bool = False):
 
     def verify(recipe, settings, policy):
         if recipe.name == cut:
-            raise Interrupted("interrupted: 2 load points stored as run run-cut", SimpleNamespace(run_id="run-cut"))
+            raise Interrupted("interrupted: 2 load point(s) stored as run run-cut", SimpleNamespace(run_id="run-cut"))
         return "run-base", PolicyResult(policy, (), Capacity(8.0, 300.0, 330.0, ()))
 
     remedies = [_remedy("fast", "precision"), _remedy("wrong", "channels_last")]

@@ -381,7 +381,7 @@ def test_each_load_point_is_stored_as_it_finishes_and_ctrl_c_keeps_them(tmp_path
     monkeypatch.setattr(api_serve, "load_point", fourth_interrupts)
     points = []
     options = dict(rates="20,40", max_batch="1,2", duration_s=0.3, min_requests=0, warmup_s=0.1, shapes="8")
-    with pytest.raises(Interrupted, match="interrupted: 3 of 4 load points stored as run ") as cut:
+    with pytest.raises(Interrupted, match=r"interrupted: 3 of 4 load point\(s\) stored as run ") as cut:
         serve(
             nn.Conv2d(3, 1, 1),
             device="cpu",
@@ -522,6 +522,24 @@ def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
         f"no rate meets P99 <= 50 ms: every rate tried failed, down to {lowest:.3g} rps "
         "(unloaded batch 1: isolated P99 100 ms, back to back 100 ms median)"
     )
+
+
+def test_the_unloaded_tables_gap_column_has_a_legend_naming_its_cap():
+    """A fresh-user trial read 50.0 in ``gap ms`` for batch 8 beside 1.3-7.3 for the others, unexplained: 50 ms is
+    the longest idle probed (``MAX_GAP_S``), the value where no gap slowed a batch; every renderer says so."""
+    from surrobench.execution.batcher import MAX_GAP_S
+    from surrobench.records.serve import ServeRecord, UnloadedLatency
+    from surrobench.report.html import serve_page
+    from surrobench.report.serve_tables import GAP_NOTE, serve_markdown, serve_tables
+
+    unloaded = tuple(UnloadedLatency(k, gap, (2.0 * k,) * 10, (2.0 * k,) * 10) for k, gap in ((1, 7.3), (8, 50.0)))
+    record = ServeRecord("r", "2026-12-06T00:00:00+00:00", None, {}, {}, None, "poisson", 2.0, 0.5, 0, 50.0, (), ())
+    record = replace(record, unloaded=unloaded)
+    assert f"{MAX_GAP_S * 1e3:g} ms, the longest gap probed" in GAP_NOTE and GAP_NOTE.startswith("gap ms: ")
+    (table,) = serve_tables(record, width=200)
+    assert "gap ms" in [str(c.header) for c in table.columns] and str(table.caption) == GAP_NOTE
+    assert GAP_NOTE in serve_markdown(record) and "the longest gap probed" in serve_page(record)
+    assert serve_tables(replace(record, unloaded=()), width=200) == []  # no unloaded table, no legend
 
 
 def test_low_percentiles_among_the_dropped_are_marked_lower_bounds_too():

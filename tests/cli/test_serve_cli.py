@@ -82,7 +82,7 @@ def test_ctrl_c_keeps_the_rates_that_finished_stored_and_written(tmp_path, capsy
     assert run_cli(["serve", *args, "--db", str(db), "--json", str(out), "--html", str(page)]) == 130
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
-    assert f"surrobench: interrupted: 1 of 3 load points stored as run {doc['run_id']}" in err
+    assert f"surrobench: interrupted: 1 of 3 load point(s) stored as run {doc['run_id']}" in err
     assert "served 1/3: batch<=8 wait<=2ms: 40 rps: " in err and "Traceback" not in err
     assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
     assert doc["env"]["interrupted"] is True

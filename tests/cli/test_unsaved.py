@@ -177,6 +177,26 @@ def test_the_error_line_tells_the_cause_in_its_own_words(tmp_path, monkeypatch):
     assert str(raised.value) == f"cannot use results database {str(tmp_path / 'r.db')!r}: disk full"
 
 
+def test_a_new_database_in_a_folder_it_cannot_write_names_the_folder(tmp_path, monkeypatch):
+    """A fresh-user trial's ``--db ro/s.db`` (no such file yet, a read-only folder) read "cannot open the file"; an
+    existing file there says "read-only". SQLite's CANTOPEN for a new file names its folder: unwritable or missing."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    writes = lambda path, mode: Path(path).exists() and Path(path) != folder  # noqa: E731 (root writes anywhere)
+    monkeypatch.setattr(store_module.os, "access", writes)
+    cantopen = _error("SQLITE_CANTOPEN", "unable to open database file")
+    assert write_failure(cantopen, folder / "s.db") == f"its folder {str(folder)!r} is not writable"
+    assert write_failure(cantopen, tmp_path / "no" / "s.db") == f"its folder {str(tmp_path / 'no')!r} does not exist"
+    (folder / "old.db").touch()  # an existing file SQLite cannot open: not its folder's fault
+    assert write_failure(cantopen, folder / "old.db") == "cannot open the file"
+    monkeypatch.undo()
+    from surrobench.errors import UsageError
+
+    with pytest.raises(UsageError) as raised:  # a command that writes opens its store first
+        ResultStore(tmp_path / "no" / "s.db")
+    assert str(raised.value).endswith(f"s.db': its folder {str(tmp_path / 'no')!r} does not exist")
+
+
 def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys, monkeypatch):
     """The run row is written, then the first load point's write finds the database locked: the load point is in
     the recovery file, which imports back as the serve run."""

@@ -189,3 +189,20 @@ def test_a_slow_round_widens_the_interval_instead_of_faking_a_difference():
 def test_split_rounds_falls_back_to_one_round():
     assert split_rounds((1.0, 2.0, 3.0, 4.0), 2) == ((1.0, 2.0), (3.0, 4.0))
     assert split_rounds((1.0, 2.0, 3.0), 2) == ((1.0, 2.0, 3.0),)
+
+
+def test_a_bound_names_what_it_is_whether_cleared_or_not():
+    """A fresh-user trial read "compile: ..., clears 1 + smallest effect 2.0%" beside "threads=2: inconclusive ...,
+    lower bound needs > 1.110" (1 + an 11% noise floor, unnamed): one helper words both, naming what set the bound."""
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.records.paired import Speedup, margin_words
+
+    assert margin_words(0.11, True) == "noise floor 11.0%"
+    assert margin_words(0.02, False, cleared=True) == "clears 1 + smallest effect of interest 2.0%"
+    assert margin_words(0.11, True, cleared=False) == "needs > 1.110 (1 + noise floor 11.0%)"
+    noisy = Speedup(0.93, (0.63, 1.07), 0.11)
+    assert noisy.verdict() == "inconclusive"
+    assert noisy.reason("the baseline").endswith(", lower bound needs > 1.110 (1 + noise floor 11.0%)")
+    assert Speedup(1.13, (1.10, 1.16), 0.01).reason("x").endswith(", clears 1 + smallest effect of interest 2.0%")
+    m = MeasuredRemedy("threads=2", "inconclusive", 0.93, (0.63, 1.07), 4.5, None, noise_floor=0.11, margin=0.11)
+    assert m.text().endswith("inconclusive, lower bound needs > 1.110 (1 + noise floor 11.0%)")

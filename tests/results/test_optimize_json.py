@@ -199,6 +199,7 @@ def test_an_unconfirmed_recipe_is_a_structured_field_from_v3():
         "name": "threads=1+bf16",
         "speedup": {"median": 1.1, "ci95": [0.9, 1.3], "noise_floor": 0.02},
         "windows": 5,
+        "accepted": [],  # none in this planted record; a document written before the key reads as none
     }
     doc["configs"][0]["unconfirmed"]["windows"] = "five"
     with pytest.raises(DocumentError, match=r"^configs\[0\]\.unconfirmed\.windows: "):

@@ -525,10 +525,22 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: unmeasured)
     cited = {LABEL: {"optimize_id": "o7", "candidates": [{"name": "compile"}]}}  # diagnose cites what it left out
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
-    assert note.endswith("; cited from optimization o7: compile") and "not measured" not in note
+    assert note.endswith("; cited from optimization o7: compile (not measured here: budget spent)")
+    assert "; not measured:" not in note
     unmeasured += (MeasuredRemedy("tf32", "not-measured", reason="budget spent"),)  # optimize never tried it
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
-    assert note.endswith("; not measured: tf32; cited from optimization o7: compile")
+    assert note.endswith(
+        "; not measured: tf32 (budget spent); cited from optimization o7: compile (not measured here: budget spent)"
+    )
+    # a fresh-user trial read "not measured: compile", its reason only in the JSON: each reason once, after its names
+    late = "a first compilation took up to 33.4 s on a 2-core EPYC CPU, none ran here; 20 s left"
+    unmeasured = tuple(MeasuredRemedy(n, "not-measured", reason=late) for n in ("compile", "compile-max"))
+    unmeasured += (
+        MeasuredRemedy("fp16", "not-measured", reason="budget spent"),
+        MeasuredRemedy("bf16", "not-measured"),
+    )
+    _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0)
+    assert note.endswith(f"; not measured: compile, compile-max ({late}), fp16 (budget spent), bf16")
 
 
 def test_a_reduced_precision_compute_bound_config_names_fp32_and_measures_it():

@@ -259,6 +259,35 @@ def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended():
     assert "lower bound not above 1 + " in note
 
 
+def test_an_unconfirmed_recipe_names_every_candidate_accepted_best_first():
+    """A fresh-user trial: threads=2 accepted at 1.52x, not confirmed, and "recommended: nothing", compile's accepted
+    1.13x named nowhere as the next lead. The unconfirmed record lists every accepted candidate, best first; the
+    report's line gives each one's own-window speedup; a document without the field reads back and shows no line."""
+    from surrobench.report.optimize import recipe_lines
+    from surrobench.records import schemas
+    from surrobench.results.optimize import DOCUMENTS, ConfigOptimization, OptimizeReport
+    from synthetic import config, latency_samples
+
+    bench = PlantedBench({"threads=1": lambda seen: 1.5 if seen == 0 else 0.95, "tf32": 1.2, "threads=1+tf32": 0.5})
+    search = planted_search(bench)
+    search.run(remedies("tf32", "threads=1"))
+    assert search.recipe.names == [] and search.unconfirmed.name == "threads=1"
+    assert search.unconfirmed.accepted == ("threads=1", "tf32")  # best first by their own window's median
+    entry = ConfigOptimization(config(latency_samples(10.0, 0.01)), tuple(search.done), unconfirmed=search.unconfirmed)
+    doc = OptimizeReport("o1", "2026-12-06T00:00:00+00:00", {}, 0.01, 40.0, 2, "b1", None, (entry,)).to_json()
+    lines = recipe_lines(doc["configs"][0])
+    assert lines[0].startswith("recommended: nothing (the search's recipe did not hold")
+    by_name = {c.name: c.speedup for c in search.done}
+    lead = f"threads=1 {by_name['threads=1'].median:.2f}x [{by_name['threads=1'].ci95[0]:.2f}, "
+    assert lines[1].startswith("leads, accepted in their own window but not confirmed (best first): " + lead)
+    assert lines[1].endswith(f", tf32 {by_name['tf32'].median:.2f}x [{by_name['tf32'].ci95[0]:.2f}, "
+                             f"{by_name['tf32'].ci95[1]:.2f}]")  # fmt: skip
+    del doc["configs"][0]["unconfirmed"]["accepted"]  # stored before the field: still a valid v3 document
+    schemas.check(doc, DOCUMENTS)
+    assert OptimizeReport.from_json(doc).configs[0].unconfirmed.accepted == ()
+    assert not any(line.startswith("leads") for line in recipe_lines(doc["configs"][0]))
+
+
 def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
     bench = PlantedBench({"tf32": 1.5}, infeasible={"cudagraph": "needs CUDA"}, broken=("channels_last",))
     search = planted_search(bench)

@@ -456,7 +456,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     except KeyboardInterrupt:
         cut = kept("interrupted")  # partial: every load point that finished; total None for a peak search
         of = f" of {total}" if total is not None else ""
-        raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
+        raise Interrupted(f"interrupted: {cut.n_points}{of} load point(s) stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(replace(record, env=unsaved_env(record.env, exc, total)))
         mark_unsaved(store, record.run_id)
@@ -493,7 +493,7 @@ def serve(
             one config.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP): ``partial`` the record of the load points that finished, stored
             ``interrupted`` (``env.interrupted`` true, a note naming the policy cut); the message ``interrupted: 1 of
-            3 load points stored as run R``.
+            3 load point(s) stored as run R``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
         Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that raised); as above.
     """

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from surrobench.records import schemas
-from surrobench.records.paired import Speedup
+from surrobench.records.paired import Speedup, margin_words
 from surrobench.records.vocab import REMEDIES, remedy_id
 
 #: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
@@ -203,15 +203,13 @@ class MeasuredRemedy(schemas.Plain):
         if self.speedup is not None:
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
             head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}{where}"
-            rule = ""
-            if self.margin is not None:
-                noise = self.noise_floor is not None and self.noise_floor >= self.margin
-                rule = f"{'noise floor' if noise else 'smallest effect of interest'} {self.margin:.1%}"
+            noise = None not in (self.noise_floor, self.margin) and self.noise_floor >= self.margin
+            rule = (lambda cleared: margin_words(self.margin, noise, cleared)) if self.margin is not None else None
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                return head + (f", clears 1 + {rule}" if rule else "") + saves + drift
-            needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
+                return head + (f", {rule(True)}" if rule else "") + saves + drift
+            needs = f", lower bound {rule(False)}" if rule and self.verdict != "slower" else ""
             return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""

@@ -40,6 +40,14 @@ MIN_EFFECT = 0.02
 _BATCH = 250
 
 
+def margin_words(margin: float, noise: bool, cleared: bool | None = None) -> str:
+    """The margin a lower bound must clear, in words (the practical band below which no difference counts, module
+    docstring): ``noise floor 11.0%`` where the noise floor set it (``noise``), else ``smallest effect of interest
+    2.0%``; ``cleared`` True: ``clears 1 + ...``; False: ``needs > 1.110 (1 + noise floor 11.0%)``."""
+    what = f"{'noise floor' if noise else 'smallest effect of interest'} {margin:.1%}"
+    return what if cleared is None else f"clears 1 + {what}" if cleared else f"needs > {1 + margin:.3f} (1 + {what})"
+
+
 @dataclass(frozen=True)
 class FasterRule:
     """The rule's parameters: ``min_effect``, the smallest speedup of interest, a fraction (0.02 = 2%)."""
@@ -64,11 +72,9 @@ class Speedup(schemas.Plain):
         """The fraction the interval must clear: the larger of ``rule.min_effect`` and the noise floor."""
         return max(rule.min_effect, self.noise_floor)
 
-    def margin_text(self, rule: FasterRule = FasterRule()) -> str:
-        """What the margin is, in words: ``noise floor 3.1%`` or ``smallest effect of interest 2.0%`` (the
-        practical band below which no difference counts, module docstring)."""
-        what = "noise floor" if self.noise_floor >= rule.min_effect else "smallest effect of interest"
-        return f"{what} {self.margin(rule):.1%}"
+    def margin_text(self, rule: FasterRule = FasterRule(), cleared: bool | None = None) -> str:
+        """:func:`margin_words` of this speedup's margin."""
+        return margin_words(self.margin(rule), self.noise_floor >= rule.min_effect, cleared)
 
     def faster(self, rule: FasterRule = FasterRule()) -> bool:
         """The interval's lower end clears ``1 + margin`` (module docstring, "Rule")."""
@@ -93,9 +99,9 @@ class Speedup(schemas.Plain):
         to judge."""
         text, verdict = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}", self.verdict(rule)
         if verdict in ("faster", "slower"):
-            return f"{text}, clears 1 + {self.margin_text(rule)}" if verdict == "faster" else f"slower: {text}"
+            return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
         head = "inconclusive, too noisy to judge" if verdict == "inconclusive" else "not faster beyond the noise"
-        return f"{head}: {text}, lower bound needs > {1 + self.margin(rule):.3f}"
+        return f"{head}: {text}, lower bound {self.margin_text(rule, cleared=False)}"
 
 
 Rounds = tuple[tuple[float, ...], ...]
@@ -164,13 +170,8 @@ class PairedSamples:
         if len(baseline) != len(candidate) or len(baseline) % rounds:
             raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not split into windows of {rounds}")
         units = tuple((process, i // rounds) for i in range(len(baseline)))
-        return PairedSamples(
-            self.baseline + _rounds(baseline),
-            self.candidate + _rounds(candidate),
-            self.baseline_units + units,
-            self.candidate_units + units,
-            self.paired,
-        )
+        b, c = self.baseline + _rounds(baseline), self.candidate + _rounds(candidate)
+        return PairedSamples(b, c, self.baseline_units + units, self.candidate_units + units, self.paired)
 
     def speedup(self) -> Speedup:
         """The :class:`Speedup` of the candidate over the baseline (module docstring)."""

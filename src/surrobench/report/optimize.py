@@ -97,9 +97,9 @@ NOTHING_BECAUSE = {
 
 def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: str | None = None) -> list[str]:
     """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
-    (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
-    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes. ``program``,
-    ``db``: how the ``run it`` line starts and its database, as :func:`stored_line`'s."""
+    (:func:`_drawn_over`), its code and ``surrobench run`` line (else why nothing, and the leads: ``unconfirmed``'s
+    ``accepted``); the fresh check when it ran (or why not, when ``verify`` pairs were asked for); then what the
+    budget left untried and the notes. ``program``, ``db``: the ``run it`` line's start and database."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = entry["recipe"]["speedup"]
@@ -119,13 +119,14 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: 
     else:
         because = config_from_json(entry).nothing_because
         lines = [f"recommended: nothing ({NOTHING_BECAUSE[because].format(error=entry['error'])})"]
-    fresh = entry["fresh"]
-    if fresh:
+        sp = {c["name"]: speedup_text(c.get("speedup")) for c in entry["candidates"]}  # an older document: no leads
+        leads = ", ".join(f"{name} {sp[name]}" for name in (entry.get("unconfirmed") or {}).get("accepted", ()))
+        lines += [f"leads, accepted in their own window but not confirmed (best first): {leads}"] if leads else []
+    if fresh := entry["fresh"]:
         lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")
-    elif verify and not entry["recommended"]:
-        lines.append("fresh runs: none (no recipe to check)")
-    elif verify:
-        lines.append("fresh runs: none (interrupted before the first fresh process finished)")
+    elif verify:  # asked for, none ran
+        why = "interrupted before the first fresh process finished" if name else "no recipe to check"
+        lines.append(f"fresh runs: none ({why})")
     lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
     lines += [f"note: {n}" for n in entry["notes"]]
     return lines

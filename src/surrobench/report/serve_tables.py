@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from surrobench.execution.batcher import MAX_GAP_S
 from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
@@ -35,25 +36,14 @@ def point_cells(p: LoadPoint) -> list[str]:
     """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
     asked = rps(p.target_rps) if p.target_rps else f"c={p.concurrency}" if p.concurrency else "-"
-    return [
-        asked,
-        rps(p.offered_rps),
-        rps(p.achieved_rps),
-        str(p.requests),
-        latency_cell(p.percentile(0.5)),
-        latency_cell(p.percentile(0.95)),
-        f"{latency_cell(p99)} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
-        "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
-        fmt(p.max_ms, ".2f"),
-        fmt(p.queue_share, ".0%"),
-        fmt(p.compute_share, ".0%"),
-        "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
-        fmt(p.device_busy, ".0%"),
-        str(p.dropped),
-        "-" if p.late is None else str(p.late),
-        f"{p.generator_overhead_share:.1%}",
-        {None: "-", True: "yes", False: "no"}[p.passed],
-    ]
+    cells = [asked, rps(p.offered_rps), rps(p.achieved_rps), str(p.requests)]
+    cells += [latency_cell(p.percentile(0.5)), latency_cell(p.percentile(0.95))]
+    cells += [f"{latency_cell(p99)} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]"]
+    cells += ["-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}", fmt(p.max_ms, ".2f")]
+    batch = "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}"
+    cells += [fmt(p.queue_share, ".0%"), fmt(p.compute_share, ".0%"), batch, fmt(p.device_busy, ".0%")]
+    cells += [str(p.dropped), "-" if p.late is None else str(p.late), f"{p.generator_overhead_share:.1%}"]
+    return cells + [{None: "-", True: "yes", False: "no"}[p.passed]]
 
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
@@ -81,6 +71,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
 UNLOADED_COLUMNS = ("batch", "isolated P50 ms", "isolated P99 ms", "back-to-back P50 ms", "back-to-back P99 ms")
 UNLOADED_COLUMNS += ("gap ms", "loop ms", "n")
 UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; back to back: as under load)"
+#: The legend of ``gap ms`` (:func:`surrobench.execution.batcher.idle_threshold`), under the unloaded table.
+GAP_NOTE = "gap ms: the shortest idle that made the next batch slower than back to back (isolated: timed after it); "
+GAP_NOTE += f"{MAX_GAP_S * 1e3:g} ms, the longest gap probed, where none did"
 
 
 def unloaded_rows(record: ServeRecord) -> list[list[str]]:
@@ -130,13 +123,16 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
     for title, names, rows in sections(record):
         cols = fit_columns(names, minor=unloaded, wrap=unloaded) if names == UNLOADED_COLUMNS else _columns(names)
-        tables.append(fit_table(cols, [[rich_escape(c) for c in row] for row in rows], width, title=rich_escape(title)))
+        note = GAP_NOTE if names == UNLOADED_COLUMNS else None
+        cells = [[rich_escape(c) for c in row] for row in rows]
+        tables.append(fit_table(cols, cells, width, title=rich_escape(title), caption=note))
     return tables
 
 
 def serve_markdown(record: ServeRecord) -> str:
     """:func:`sections` as markdown, with the best policy and notes."""
-    parts = [f"{md_escape(title)}\n\n{md_table(names, rows)}" for title, names, rows in sections(record)]
+    gap = lambda names: f"\n{md_escape(GAP_NOTE)}\n" if names == UNLOADED_COLUMNS else ""  # noqa: E731
+    parts = [f"{md_escape(title)}\n\n{md_table(names, rows)}{gap(names)}" for title, names, rows in sections(record)]
     line = best_line(record)
     parts += [md_escape(line)] if line else []
     parts += ["notes:\n\n" + "".join(f"- {md_escape(n)}\n" for n in record.notes)] if record.notes else []

@@ -41,11 +41,14 @@ def started_as(command: str, program: str = "surrobench", db: str | None = None)
 @dataclass(frozen=True)
 class Unconfirmed(schemas.Plain):
     """The recipe the search found, not recommended: its speedup pooled over its ``windows`` timing windows is not
-    faster by the rule of :mod:`surrobench.records.paired`, so its wins were the drift of single windows."""
+    faster by the rule of :mod:`surrobench.records.paired`, so its wins were the drift of single windows.
+    ``accepted``: every candidate accepted in its own window, best first by that speedup's median, none confirmed
+    (the budget keeps one recipe's confirmation: docs/design.md, "Fresh processes: their share of the budget")."""
 
     name: str
     speedup: Speedup
     windows: int
+    accepted: tuple[str, ...] = ()
 
     def note(self) -> str:
         """One line for the report."""
@@ -237,17 +240,12 @@ class ConfigOptimization:
             "baseline": {**_timing_json(b), "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
             "candidates": [c.to_json() for c in self.candidates],
             "recommended": list(self.recommended),
-            "recipe": {
-                "code": list(self.recipe_code),
-                "run_command": self.run_command,
-                "baseline_command": self.baseline_command,
-                "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
-                "windows": self.recipe_windows,
-                "window_speedups": list(self.recipe_window_speedups),
-                "process_windows": self.recipe_process_windows,
-                "process_run_ids": list(self.recipe_process_run_ids),
-                "process_speedups": list(self.recipe_process_speedups),
-            },
+            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command}
+            | {"baseline_command": self.baseline_command}
+            | {"speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None}
+            | {"windows": self.recipe_windows, "window_speedups": list(self.recipe_window_speedups)}
+            | {"process_windows": self.recipe_process_windows, "process_run_ids": list(self.recipe_process_run_ids)}
+            | {"process_speedups": list(self.recipe_process_speedups)},
             "head_to_head": self.head_to_head.to_json() if self.head_to_head else None,
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
@@ -424,7 +422,8 @@ def _versions(v2: bool, verdicts: tuple[str, ...], v3: bool = False) -> tuple[sc
         | {"baseline_ms": s.list_of(s.number), "recipe_ms": s.list_of(s.number), "run_ids": s.list_of(s.text)}
         | {"error": text, "elapsed_s": s.number}
     )
-    unconfirmed = {"unconfirmed": s.nullable(keys({"name": s.text, "speedup": speedup, "windows": s.whole()}))}
+    found = keys({"name": s.text, "speedup": speedup, "windows": s.whole()}, maybe={"accepted": s.list_of(s.text)})
+    unconfirmed = {"unconfirmed": s.nullable(found)}
     config = keys(
         {"model": s.text, "input_shape": s.list_of(s.whole()), "batch": s.whole()}
         | {"precision": s.one_of(PRECISIONS), "device": s.one_of(DEVICES), "mode": s.one_of(MODES)}
@@ -564,7 +563,7 @@ def fresh_verdict(
         verdict = "not_reproduced" if differs else "overlaps"
         how += (
             f", but the fresh processes show no speedup beyond their noise (lower bound {fresh.ci95[0]:.2f}, "
-            f"needs > {1 + fresh.margin():.3f})"
+            f"{fresh.margin_text(cleared=False)})"
         )
     reason = (
         f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(baseline_ms)} process pairs "

@@ -344,10 +344,12 @@ _WRITE_FAILURES = {
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
     """What made a write to the database at ``path`` fail, in words, from SQLite's result code
-    (:data:`_WRITE_FAILURES`); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write
-    failed``."""
-    code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
+    (:data:`_WRITE_FAILURES`; a new file that cannot be opened: its folder missing or not writable); without one,
+    ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write failed``."""
+    code, folder = (getattr(exc, "sqlite_errorname", None) or "").split("_"), Path(path).parent
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
+    if cause == _WRITE_FAILURES["SQLITE_CANTOPEN"] and not Path(path).exists() and not _writable(Path(path)):
+        return f"its folder {str(folder)!r} {'is not writable' if folder.is_dir() else 'does not exist'}"
     if cause is None and "database or disk is full" in str(exc):  # an error made without its code
         cause = "disk full"
     if cause is None:
@@ -367,9 +369,7 @@ def cause_text(cause: str, exc: sqlite3.Error) -> str:
 def _writable(path: Path) -> bool:
     """Whether SQLite could write ``path``: the file (when it exists) and its folder, which holds the
     rollback journal (https://www.sqlite.org/tempfiles.html)."""
-    if path.exists() and not os.access(path, os.W_OK):
-        return False
-    return os.access(path.resolve().parent, os.W_OK | os.X_OK)
+    return (not path.exists() or os.access(path, os.W_OK)) and os.access(path.resolve().parent, os.W_OK | os.X_OK)
 
 
 class ResultStore:

@@ -93,8 +93,7 @@ def measure_recipes(
     baseline drifts between windows (docs/benchmarks/h200-measured-advice.md), and savings on different baselines would
     rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
     saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
-    out = []
-    recipes = trials.crowded_last(recipes)
+    out, recipes = [], trials.crowded_last(recipes)
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
@@ -207,10 +206,8 @@ def measure_findings(
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes, cut = [], False
     for i, result in enumerate(results):
-        label = result.label()
+        label, cfg, started = result.label(), plan.config_for(result), clock()
         mine = [f for f in findings if f.config == label]
-        cfg = plan.config_for(result)
-        started = clock()
         budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
         if not cut and deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
             notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
@@ -235,12 +232,13 @@ def measure_findings(
             f"{m.remedy} ({m.verdict}{f' {m.speedup:.2f}x' if m.speedup else ''})" for m in got if m.verdict in MEASURED
         ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
+        why = {m.remedy: m.reason for m in got if m.verdict == "not-measured" and m.reason != INTERRUPTED}
         if label in (cited or {}):  # a remedy optimize measured is cited where not measured here (with_optimized)
             stored = {remedy_parts(c["name"]) for c in cited[label].get("candidates", ())}
-            named[f"cited from optimization {cited[label].get('optimize_id')}"] = [
-                n for n in named["not measured"] if remedy_parts(n) in stored
-            ]
-            named["not measured"] = [n for n in named["not measured"] if remedy_parts(n) not in stored]
+            here = [n for n in named["not measured"] if remedy_parts(n) in stored]
+            named[f"cited from optimization {cited[label].get('optimize_id')}"] = here
+            named["not measured"] = [n for n in named["not measured"] if n not in here]
+            why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
         t = result.latency_ms
@@ -248,10 +246,16 @@ def measure_findings(
         notes.append(
             f"{label}: {len(done)} of {n} remedies measured in {clock() - started:.1f} s (budget {budget:.0f} s)"
             + (f": {', '.join(done)}" if done else "")
-            + "".join(f"; {w}: {', '.join(names)}" for w, names in named.items() if names)
+            + "".join(f"; {w}: {_with_reasons(names, why)}" for w, names in named.items() if names)
             + (f"; {INTERRUPTED}" if stopped else "")
             + (f"; the host drifted: windows timed the baseline off {off}, savings their own: {late}" if late else "")
         )
     if cut:
         raise MeasuringInterrupted(measured, notes)
     return measured, notes
+
+
+def _with_reasons(names: list[str], why: Mapping[str, str]) -> str:
+    """``compile, tf32 (budget spent), fp16``: ``names`` grouped by their reason (``why``), each reason once."""
+    runs = {r: [n for n in names if why.get(n, "") == r] for r in dict.fromkeys(why.get(n, "") for n in names)}
+    return ", ".join(", ".join(run) + (f" ({reason})" if reason else "") for reason, run in runs.items())

@@ -209,10 +209,7 @@ def _notes(search: Search) -> tuple[str, ...]:
         notes.append(f"host synchronizations in forward: {probe.sync_text()}")
     if bench.fp64_note:
         notes.append(bench.fp64_note)
-    if search.head_to_head:
-        notes.append(search.head_to_head.note())
-    if search.unconfirmed:
-        notes.append(search.unconfirmed.note())
+    notes += [part.note() for part in (search.head_to_head, search.unconfirmed) if part]
     if search.confirm_interrupted:
         notes.append(
             "interrupted (Ctrl-C or a signal) during the recipe's confirmation windows: it stands on those that finished"
@@ -225,7 +222,7 @@ def _notes(search: Search) -> tuple[str, ...]:
     if found is not None:
         runs = ", ".join(found.run_ids) if bench.db else "not kept"
         notes.append(
-            f"the recipe's windows include {found.windows} of {request.process_pairs} pair(s) of fresh processes "
+            f"the confirmation's windows include {found.windows} of {request.process_pairs} pair(s) of fresh processes "
             f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
             + (f"; {found.skipped} pair(s) skipped: the budget left would not fit them" if found.skipped else "")
             + (f"; a process failed: {found.error}" if found.error else "")

@@ -67,7 +67,8 @@ class Search(Trials):
             return
         pooled, per_window = self.confirm(recipe, handle)
         if not pooled.faster():  # the pooled windows do not bear it out
-            self.unconfirmed = Unconfirmed(recipe.name, pooled, len(per_window))
+            accepted = sorted((c for c in self.done if c.verdict == "accepted"), key=lambda c: -c.speedup.median)
+            self.unconfirmed = Unconfirmed(recipe.name, pooled, len(per_window), tuple(c.name for c in accepted))
             return
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
