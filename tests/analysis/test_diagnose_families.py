@@ -12,7 +12,7 @@ from synthetic import config, latency_samples
 from surrobench.analysis.detect_ops import compute_bound, fragmented_ops, memory_bound
 from surrobench.analysis.detect_run import memory_pressure
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run
-from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of
+from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of, is_copy
 from surrobench.analysis.roofline import RooflineOp, RooflineReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
 from surrobench.records.ceilings import Ceilings
@@ -78,6 +78,7 @@ def test_every_family_has_a_gpu_and_a_cpu_action_and_no_category_twice():
     assert family_of("aten::scatter_add_").name == family_of("aten::index_add_").name == "index reduction"
     assert family_of("aten::index_select").name == family_of("aten::scatter_").name == "scatter/gather/index"
     assert family_of("aten::cat").name == family_of("CatArrayBatchedCopy").name == "copy/cast/cat"
+    assert is_copy("aten::cat") and is_copy("aten::copy_") and not is_copy("aten::add") and not is_copy("ncclKernel")
     assert family_of("aten::native_group_norm").name == "normalization"
     assert family_of("ncclDevKernel_AllReduce_Sum_f32") is None
     # a lookup by index (a spline's knot table, a dense basis written by scatter_) holds no graph: no node reordering

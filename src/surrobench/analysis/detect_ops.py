@@ -14,7 +14,7 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
-from surrobench.analysis.op_families import THREADS, family_actions, family_of, low_intensity, pairwise, words
+from surrobench.analysis.op_families import THREADS, family_actions, family_of, is_copy, low_intensity, pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
 from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
@@ -79,7 +79,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             and categorize(o.name) != VIEWS
         ]
         h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
-        copies = {o.name for o in ops if getattr(family_of(o.name), "name", "") == "copy/cast/cat"}  # (>= half): H2D's
+        copies = {o.name for o in ops if is_copy(o.name)}  # (>= half): H2D's
         ops = [o for o in ops if not (o.name in copies and h2d > 0 and h2d >= 0.5 * o.time_ms)]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
@@ -264,7 +264,7 @@ ENCLOSING_MAJORITY = 0.5
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time in copies (a composite's own views and
     elementwise ops are no call to change: fusing them is), with that share; else None."""
-    copies = [n for n in names if getattr(family_of(n), "name", "") == "copy/cast/cat"]
+    copies = [n for n in names if is_copy(n)]
     held, total = held_inside(table, copies), sum(op.self_cpu_us for op in table.ops if op.name in names)
     if total <= 0 or not held:
         return None

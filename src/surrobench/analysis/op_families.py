@@ -215,6 +215,11 @@ def family_of(name: str, knn: bool = False) -> OpFamily | None:
     return _BY_NAME["im2col convolution"] if _IM2COL.search(lowered) else _BY_CATEGORY.get(category)
 
 
+def is_copy(name: str) -> bool:
+    """Whether op ``name`` is of the copy/cast/cat family (:func:`family_of`)."""
+    return getattr(family_of(name), "name", "") == "copy/cast/cat"
+
+
 def pairwise(table: OpTable | None) -> bool:
     """Whether ``table`` holds all-pairs distances: a distance op (cdist, pdist, _euclidean_dist), or a selection over a
     square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""

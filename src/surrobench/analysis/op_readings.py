@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from surrobench.analysis.op_families import family_of, low_intensity
+from surrobench.analysis.op_families import is_copy, low_intensity
 from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
@@ -145,7 +145,7 @@ def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMA
     (:func:`small_calls`: many calls, little time each), those of other low-intensity ops as :data:`TINY_CALLS`."""
     tiny, parts = small_calls(table, scale, small_call_us), {}
     for op in table.ops:
-        concat = op.category == FRAGMENT_CATEGORIES[2] and family_of(op.name).name == "copy/cast/cat"
+        concat = op.category == FRAGMENT_CATEGORIES[2] and is_copy(op.name)
         fragment = concat or op.category in FRAGMENT_CATEGORIES[:2]
         if op.name in tiny or (fragment and table.basis != "cpu"):
             parts[op.name] = op.category if fragment else TINY_CALLS
