@@ -270,7 +270,8 @@ def diagnose_workload(
         done = {ev.label for ev in evidence}
         with contextlib.suppress(Exception, KeyboardInterrupt):  # unreadable, or a second Ctrl-C: "cannot judge"
             for r in (r for r in cut.partial.reports if r.status == "ok" and r.label() not in done):
-                evidence += filter(None, [_stored_evidence(store, r.config, ceilings, notes, flops)])
+                if (stored := _stored_evidence(store, r.config, ceilings, notes, flops)) is not None:
+                    evidence.append(stored)
         optimized = measured_for(store, cut.partial.run.results)
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
