@@ -170,8 +170,13 @@ class PairedSamples:
         if len(baseline) != len(candidate) or len(baseline) % rounds:
             raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not split into windows of {rounds}")
         units = tuple((process, i // rounds) for i in range(len(baseline)))
-        b, c = self.baseline + _rounds(baseline), self.candidate + _rounds(candidate)
-        return PairedSamples(b, c, self.baseline_units + units, self.candidate_units + units, self.paired)
+        return PairedSamples(
+            self.baseline + _rounds(baseline),
+            self.candidate + _rounds(candidate),
+            self.baseline_units + units,
+            self.candidate_units + units,
+            self.paired,
+        )
 
     def speedup(self) -> Speedup:
         """The :class:`Speedup` of the candidate over the baseline (module docstring)."""

@@ -240,12 +240,17 @@ class ConfigOptimization:
             "baseline": {**_timing_json(b), "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
             "candidates": [c.to_json() for c in self.candidates],
             "recommended": list(self.recommended),
-            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command}
-            | {"baseline_command": self.baseline_command}
-            | {"speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None}
-            | {"windows": self.recipe_windows, "window_speedups": list(self.recipe_window_speedups)}
-            | {"process_windows": self.recipe_process_windows, "process_run_ids": list(self.recipe_process_run_ids)}
-            | {"process_speedups": list(self.recipe_process_speedups)},
+            "recipe": {
+                "code": list(self.recipe_code),
+                "run_command": self.run_command,
+                "baseline_command": self.baseline_command,
+                "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
+                "windows": self.recipe_windows,
+                "window_speedups": list(self.recipe_window_speedups),
+                "process_windows": self.recipe_process_windows,
+                "process_run_ids": list(self.recipe_process_run_ids),
+                "process_speedups": list(self.recipe_process_speedups),
+            },
             "head_to_head": self.head_to_head.to_json() if self.head_to_head else None,
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),

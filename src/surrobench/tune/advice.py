@@ -93,7 +93,8 @@ def measure_recipes(
     baseline drifts between windows (docs/benchmarks/h200-measured-advice.md), and savings on different baselines would
     rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
     saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
-    out, recipes = [], trials.crowded_last(recipes)
+    out = []
+    recipes = trials.crowded_last(recipes)  # as optimize's singles
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
@@ -206,8 +207,10 @@ def measure_findings(
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes, cut = [], False
     for i, result in enumerate(results):
-        label, cfg, started = result.label(), plan.config_for(result), clock()
+        label = result.label()
         mine = [f for f in findings if f.config == label]
+        cfg = plan.config_for(result)
+        started = clock()
         budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
         if not cut and deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
             notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
