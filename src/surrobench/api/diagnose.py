@@ -159,7 +159,8 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
     :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``) and the run-level checks over the configs
     timed; ``context.interrupted`` true, ``context.profiled`` the configs read or whose profiling failed."""
-    record, done = _noted(store, cut.partial.run, warnings), {ev.label for ev in evidence}
+    record = _noted(store, cut.partial.run, warnings)
+    done = {ev.label for ev in evidence}
     profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": profiled}
     _not_profiled(context, record, context["profiled"])

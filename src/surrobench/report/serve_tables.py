@@ -131,8 +131,10 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
 
 def serve_markdown(record: ServeRecord) -> str:
     """:func:`sections` as markdown, with the best policy and notes."""
-    gap = lambda names: f"\n{md_escape(GAP_NOTE)}\n" if names == UNLOADED_COLUMNS else ""  # noqa: E731
-    parts = [f"{md_escape(title)}\n\n{md_table(names, rows)}{gap(names)}" for title, names, rows in sections(record)]
+    parts = []
+    for title, names, rows in sections(record):
+        note = f"\n{md_escape(GAP_NOTE)}\n" if names == UNLOADED_COLUMNS else ""
+        parts.append(f"{md_escape(title)}\n\n{md_table(names, rows)}{note}")
     line = best_line(record)
     parts += [md_escape(line)] if line else []
     parts += ["notes:\n\n" + "".join(f"- {md_escape(n)}\n" for n in record.notes)] if record.notes else []

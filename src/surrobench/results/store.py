@@ -346,7 +346,8 @@ def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
     """What made a write to the database at ``path`` fail, in words, from SQLite's result code
     (:data:`_WRITE_FAILURES`; a new file that cannot be opened: its folder missing or not writable); without one,
     ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write failed``."""
-    code, folder = (getattr(exc, "sqlite_errorname", None) or "").split("_"), Path(path).parent
+    code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
+    folder = Path(path).parent
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
     if cause == _WRITE_FAILURES["SQLITE_CANTOPEN"] and not Path(path).exists() and not _writable(Path(path)):
         return f"its folder {str(folder)!r} {'is not writable' if folder.is_dir() else 'does not exist'}"
