@@ -333,6 +333,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
     md = (tmp_path / "d.md").read_text()
     assert f"| memory_bound | {doc['findings'][0]['severity']} | {label} |" in md  # the same diagnosis, as a table
+    assert "(interrupted: " in md.splitlines()[0]  # the title says it is partial
     (cut,) = [key for key, check in context["evidence_checks"].items() if check["problems"] == ["not_profiled"]]
     assert " b2 " in cut  # the config cut off is "not profiled", not "no finding"
     assert f"{cut}: no finding" not in md and "not profiled" in md

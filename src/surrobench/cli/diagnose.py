@@ -39,8 +39,10 @@ def _lines(result) -> tuple[list[dict], list[str], dict]:
 
 
 def diagnosis_markdown(result) -> str:
-    """``--markdown`` of a :class:`surrobench.api.diagnose.Diagnosis`, a cut-short one's too (:func:`_lines`)."""
-    return findings_section_markdown(list(result.findings), result.title, *_lines(result))
+    """``--markdown`` of a :class:`surrobench.api.diagnose.Diagnosis`, a cut-short one's too (:func:`_lines`), its
+    title then saying so (``context.interrupted``)."""
+    cut = " (interrupted: what was read before the signal)" if result.context.get("interrupted") else ""
+    return findings_section_markdown(list(result.findings), result.title + cut, *_lines(result))
 
 
 @app.command(markdown=diagnosis_markdown)
