@@ -80,13 +80,19 @@ def with_optimized(
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
-        judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
+        cited = cited_parts(own, optimized[label]) if label in optimized else set()
         stored = cited_measurements(optimized[label], threads.get(label)) if label in optimized else []
-        theirs = [m for m in stored if remedy_parts(m.remedy) not in judged]
-        cited = {remedy_parts(m.remedy) for m in theirs}
+        theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
             out[label] = got
     return out
+
+
+def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> set[frozenset[str]]:
+    """The candidates (:func:`remedy_parts`) of the optimize config object ``entry`` cited in place of diagnose's
+    ``own`` measurements of a config: every one it did not judge (``not-measured`` or absent)."""
+    judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
+    return {remedy_parts(c["name"]) for c in entry.get("candidates", ())} - judged
 
 
 def recipe_clause(entry: dict) -> Clause | None:

@@ -26,7 +26,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
-from surrobench.results.measured_remedies import measured_remedy, remedy_parts
+from surrobench.results.measured_remedies import cited_parts, measured_remedy, remedy_parts
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
@@ -237,8 +237,8 @@ def measure_findings(
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         why = {m.remedy: m.reason for m in got if m.verdict == "not-measured" and m.reason != INTERRUPTED}
         if label in (cited or {}):  # a remedy optimize measured is cited where not measured here (with_optimized)
-            stored = {remedy_parts(c["name"]) for c in cited[label].get("candidates", ())}
-            here = [n for n in named["not measured"] if remedy_parts(n) in stored]
+            parts = cited_parts(got, cited[label])
+            here = [n for n in named["not measured"] if remedy_parts(n) in parts]
             named[f"cited from optimization {cited[label].get('optimize_id')}"] = here
             named["not measured"] = [n for n in named["not measured"] if n not in here]
             why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
