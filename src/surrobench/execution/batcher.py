@@ -123,7 +123,8 @@ class _Loop:
         return i + k
 
     def finish(self) -> ServeTrace:
-        n, t = len(self.arrivals), self.trace
+        n = len(self.arrivals)
+        t = self.trace
         t.elapsed_s = self.now()  # the load's, not the trace's assembly below
         t.arrival_s = np.asarray(self.arrivals, dtype=float)
         pad = [np.nan] * (n - len(self.completion))
@@ -251,7 +252,8 @@ def unloaded_latency(
     may clock the device down), the threshold probed per size between. At most :data:`BACK_TO_BACK_SAMPLES` /
     :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never
     under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
-    clock, rng = clock or WallClock(), np.random.default_rng(0)
+    clock = clock or WallClock()
+    rng = np.random.default_rng(0)
 
     def timed(k: int) -> float:
         began = clock.now()
@@ -262,16 +264,19 @@ def unloaded_latency(
         clock.sleep_until(clock.now() + gap_s)
         return timed(k)
 
+    def count(limit: int, least: int, per_s: float) -> int:  # samples within the share, at least ``least``
+        return int(min(limit, max(least, share_s / per_s)))
+
     def spaced(limit: int, least: int, gaps: dict[int, float]) -> dict[int, list[float]]:
-        counts = {k: int(min(limit, max(least, share_s / (g + median[k])))) for k, g in gaps.items()}
+        counts = {k: count(limit, least, g + median[k]) for k, g in gaps.items()}
         return interleaved(counts, lambda k, m: [timed_after(k, gaps[k]) for _ in range(m)], rng)
 
     share_s = budget_s / max(1, (3 if loop else 2) * len(sizes))
     first = {k: max(timed(k), 1e-9) for k in sizes}  # the warm-up pass, which sets the counts
-    counts = {k: int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first[k]))) for k in sizes}
+    counts = {k: count(BACK_TO_BACK_SAMPLES, MIN_UNLOADED_SAMPLES, first[k]) for k in sizes}
     back = interleaved(counts, lambda k, m: [timed(k) for _ in range(m)], rng)
     median = {k: max(float(np.median(back[k])), 1e-9) for k in sizes}
-    backlogs = {k: int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, share_s / median[k]))) for k in sizes}
+    backlogs = {k: count(MAX_ARRIVALS_PER_LOAD // k, MIN_UNLOADED_SAMPLES, median[k]) for k in sizes}
     runs = interleaved(backlogs if loop else {}, lambda k, m: [loop_overhead(service, k, m, clock)], rng)
     gap = {}
     for k in sizes:
@@ -279,11 +284,21 @@ def unloaded_latency(
         gap[k] = idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes)
     isolated = spaced(ISOLATED_SAMPLES, MIN_UNLOADED_SAMPLES, gap)
     idle = spaced(MIN_UNLOADED_SAMPLES, MIN_IDLE_SAMPLES, {k: MAX_GAP_S for k in sizes if gap[k] < MAX_GAP_S})
+
+    def ms(seconds) -> tuple[float, ...]:
+        return tuple(1e3 * t for t in seconds)
+
     out = {}
-    for k in sizes:  # in ms
-        served = [s for _, batches in runs.get(k, ()) for s in batches]
+    for k in sizes:
+        backlogs_k = runs.get(k, ())
+        served = [s for _, batches in backlogs_k for s in batches]
         back[k] += served[:: max(1, len(served) // SUSTAINED_SAMPLES)]
-        own_ms = 1e3 * sum(s for s, _ in runs.get(k, ())) / max(1, len(served))
-        ms = [tuple(1e3 * t for t in x) for x in (isolated[k], back[k], idle.get(k, []))]
-        out[k] = UnloadedLatency(k, gap[k] * 1e3, ms[0], ms[1], own_ms, ms[2])
+        out[k] = UnloadedLatency(
+            batch=k,
+            gap_ms=gap[k] * 1e3,
+            isolated_ms=ms(isolated[k]),
+            back_to_back_ms=ms(back[k]),
+            loop_ms=1e3 * sum(loop_s for loop_s, _ in backlogs_k) / max(1, len(served)),
+            idle_ms=ms(idle.get(k, [])),
+        )
     return out

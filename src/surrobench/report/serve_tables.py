@@ -36,14 +36,26 @@ def point_cells(p: LoadPoint) -> list[str]:
     """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
     asked = rps(p.target_rps) if p.target_rps else f"c={p.concurrency}" if p.concurrency else "-"
-    cells = [asked, rps(p.offered_rps), rps(p.achieved_rps), str(p.requests)]
-    cells += [latency_cell(p.percentile(0.5)), latency_cell(p.percentile(0.95))]
-    cells += [f"{latency_cell(p99)} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]"]
-    cells += ["-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}", fmt(p.max_ms, ".2f")]
     batch = "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}"
-    cells += [fmt(p.queue_share, ".0%"), fmt(p.compute_share, ".0%"), batch, fmt(p.device_busy, ".0%")]
-    cells += [str(p.dropped), "-" if p.late is None else str(p.late), f"{p.generator_overhead_share:.1%}"]
-    return cells + [{None: "-", True: "yes", False: "no"}[p.passed]]
+    return [
+        asked,
+        rps(p.offered_rps),
+        rps(p.achieved_rps),
+        str(p.requests),
+        latency_cell(p.percentile(0.5)),
+        latency_cell(p.percentile(0.95)),
+        f"{latency_cell(p99)} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
+        "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
+        fmt(p.max_ms, ".2f"),
+        fmt(p.queue_share, ".0%"),
+        fmt(p.compute_share, ".0%"),
+        batch,
+        fmt(p.device_busy, ".0%"),
+        str(p.dropped),
+        "-" if p.late is None else str(p.late),
+        f"{p.generator_overhead_share:.1%}",
+        {None: "-", True: "yes", False: "no"}[p.passed],
+    ]
 
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:

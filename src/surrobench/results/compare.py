@@ -294,7 +294,9 @@ def respelled(only_base: tuple[ConfigResult, ...], only_new: tuple[ConfigResult,
         file, _, factory = r.model.rpartition(":") if ".py:" in r.model else (r.model, "", "")
         return (PurePath(file).name, factory, *r.key()[1:]) if file.endswith((".py", ".pt2")) else (r.model,)
 
-    pairs = ((b.model, n.model) for b in only_base for n in only_new if b.model != n.model and named(b) == named(n))
+    base = [(b.model, named(b)) for b in only_base]
+    new = [(n.model, named(n)) for n in only_new]
+    pairs = ((b, n) for b, b_name in base for n, n_name in new if b != n and b_name == n_name)
     return tuple(dict.fromkeys(pairs))
 
 
