@@ -600,3 +600,16 @@ def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
     search.singles(remedies("threads=4", "compile"))
     assert bench.opened == ["compile"] and search.not_tried[0][0] == "threads=4"
     assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 0.5 s")
+
+
+def test_a_thread_count_sorted_last_keeps_that_reason_when_the_free_cores_move_during_the_search():
+    """The host's free cores are read once per remedy: one sorted last as crowded is tried last and cut as such,
+    though a later reading (the load gone) would have found room."""
+    bench = PlantedBench({"compile": 1.3, "threads=4": 0.5}, rounds=6, clock=PlantedClock(), slow={"threads=4": 20.0})
+    readings = iter([1])  # crowded when sorted; any later reading finds 8 free cores
+    bench.free_cores = lambda: next(readings, 8)
+    search = planted_search(bench, budget_end=6.0)
+    search.singles(remedies("threads=4", "compile"))
+    assert bench.opened == ["compile", "threads=4"]
+    (threads,) = [c for c in search.done if c.name == "threads=4"]
+    assert "tried last: 4 threads for 1 free core(s)" in threads.reason

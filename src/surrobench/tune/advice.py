@@ -94,7 +94,7 @@ def measure_recipes(
     rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
     saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
     out = []
-    recipes = trials.crowded_last(recipes)  # as optimize's singles
+    recipes = [recipe for recipe, _ in trials.crowded_last(recipes)]  # as optimize's singles
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:

@@ -77,16 +77,16 @@ class Search(Trials):
         cut at the deadline. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
         out: Singles = []
         best, best_speed = None, 0.0
-        for (remedy,) in (r.remedies for r in self.crowded_last([Recipe((r,)) for r in remedies])):
-            crowd = self.crowds(remedy)
+        for recipe, crowd in self.crowded_last([Recipe((r,)) for r in remedies]):
+            (remedy,) = recipe.remedies
             if reason := self.bench.infeasible(remedy):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
                 continue
-            if reason := self.spent(Recipe((remedy,))):
+            if reason := self.spent(recipe):
                 self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))
                 continue
-            result, handle = self.try_recipe(Recipe((remedy,)), cut=bool(crowd))
+            result, handle = self.try_recipe(recipe, cut=bool(crowd))
             if crowd and result.speedup is not None:
                 kept = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds"
                 result = replace(result, reason=f"{result.reason}; {crowd}{kept * (self.last_rounds < self.rounds)}")

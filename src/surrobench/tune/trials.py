@@ -103,9 +103,11 @@ class Trials:
         free = threads and self.bench.free_cores()
         return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
 
-    def crowded_last(self, recipes: Sequence[Recipe]) -> list[Recipe]:
-        """``recipes`` with those a part of which :meth:`crowds` after the others, each group in its order."""
-        return sorted(recipes, key=lambda r: any(self.crowds(part) for part in r.remedies))
+    def crowded_last(self, recipes: Sequence[Recipe]) -> list[tuple[Recipe, str]]:
+        """``recipes``, each with why it is tried last (:meth:`crowds` of a part, read once: the host's free cores
+        move during a search; "" for none), those with a reason after the others, each group in its order."""
+        reasons = [next((why for part in r.remedies if (why := self.crowds(part))), "") for r in recipes]
+        return sorted(zip(recipes, reasons), key=lambda pair: bool(pair[1]))
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
