@@ -138,9 +138,11 @@ def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, i
     rg = tl.ranges
     busy, launched = _range_gpu(act, rg.start_ns, rg.end_ns, rg.rank)
     window_ns = sum(t1 - t0 for t0, t1 in windows.values())
-    acc = defaultdict(lambda: np.zeros(4, dtype=np.int64))  # count, host ns, busy ns, launched ns
-    for name_id, d, b, g in zip(rg.name_id.tolist(), rg.dur_ns.tolist(), busy.tolist(), launched.tolist()):
-        acc[name_id] += (1, d, b, g)
+    ids, first, inverse = np.unique(rg.name_id, return_index=True, return_inverse=True)
+    columns = np.stack([np.ones_like(rg.dur_ns), rg.dur_ns, busy, launched], axis=1).astype(np.int64)
+    sums = np.zeros((len(ids), 4), dtype=np.int64)  # per name: count, host ns, busy ns, launched ns
+    np.add.at(sums, inverse.reshape(-1), columns)
+    acc = {int(ids[i]): sums[i].tolist() for i in np.argsort(first, kind="stable")}  # names in the order first seen
     return tuple(
         sorted(
             (
