@@ -210,12 +210,13 @@ def _optimize_section(doc: dict) -> str:
         _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate"),
     ]
     for entry in doc["configs"]:
+        off = opt.off_line(entry)
         parts += [
             f"<h3>{escape(opt.config_title(entry))}</h3>",
             _table(
                 [t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)), left=left
             ),
-            f"<p>{escape(opt.off_line(entry))}</p>" if opt.off_line(entry) else "",
+            f"<p>{escape(off)}</p>" if off else "",
             f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>",
         ]
     return "\n".join(p for p in parts if p)

@@ -55,7 +55,8 @@ def rows(entry: dict) -> list[dict[str, str]]:
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
-    for c in (c for c in entry["candidates"] if c["name"] not in off_device(entry)):
+    off = off_device(entry)
+    for c in (c for c in entry["candidates"] if c["name"] not in off):
         calls = c["break_even_calls"] if c["verdict"] == "accepted" else None  # an older document has it for any
         cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(calls, ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
@@ -201,7 +202,8 @@ def optimize_renderables(
         pairs = zip((rich_escape(config_title(entry)), None), _TERMINAL_TABLES)
         tables = [_terminal_table(t, cols, table_rows, width, doc["rounds"]) for t, cols in pairs]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
-        lines += filter(None, [off_line(entry)])
+        if off := off_line(entry):
+            lines.append(off)
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
         # a line to paste (code, a command) is never wrapped or cut (printed with ``crop=False``)
         recipe = [
@@ -222,7 +224,8 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         if entry["candidates"]:  # a baseline that could not run has no speedups to explain
             parts.append(speedup_note(doc["rounds"]) + "\n")
-        parts += [f"{line}\n" for line in filter(None, [off_line(entry)])]
+        if off := off_line(entry):
+            parts.append(f"{off}\n")
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"], db=db)) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)

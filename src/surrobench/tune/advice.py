@@ -22,7 +22,7 @@ from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
 from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings, saved_ms
@@ -260,5 +260,5 @@ def measure_findings(
 
 def _with_reasons(names: list[str], why: Mapping[str, str]) -> str:
     """``compile, tf32 (budget spent), fp16``: ``names`` grouped by their reason (``why``), each reason once."""
-    runs = {r: [n for n in names if why.get(n, "") == r] for r in dict.fromkeys(why.get(n, "") for n in names)}
+    runs = grouped(names, lambda name: why.get(name, ""))
     return ", ".join(", ".join(run) + (f" ({reason})" if reason else "") for reason, run in runs.items())
