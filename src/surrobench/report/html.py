@@ -194,7 +194,8 @@ def _serve_section(record: ServeRecord) -> str:
     ]
     for title, names, rows in serve_tables.sections(record, every=True):
         h = "h4" if names == serve_tables.SEARCH_COLUMNS else "h3"
-        note = f'<p class="muted">{escape(serve_tables.GAP_NOTE)}</p>' if names == serve_tables.UNLOADED_COLUMNS else ""
+        note = serve_tables.section_note(names)
+        note = f'<p class="muted">{escape(note)}</p>' if note else ""
         parts += [f"<{h}>{escape(title)}</{h}>", _table(names, rows), note]
     best = serve_tables.best_line(record)
     parts.append(f"<p>{escape(best)}</p>" if best else "")

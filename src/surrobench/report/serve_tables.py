@@ -130,14 +130,18 @@ def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[
     return out
 
 
+def section_note(names: tuple[str, ...]) -> str:
+    """The note under a :func:`sections` table of columns ``names``: :data:`GAP_NOTE` under the unloaded one."""
+    return GAP_NOTE if names == UNLOADED_COLUMNS else ""
+
+
 def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     """:func:`sections` as tables fitted to ``width`` (None: no limit)."""
     tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
     for title, names, rows in sections(record):
         cols = fit_columns(names, minor=unloaded, wrap=unloaded) if names == UNLOADED_COLUMNS else _columns(names)
-        note = GAP_NOTE if names == UNLOADED_COLUMNS else None
         cells = [[rich_escape(c) for c in row] for row in rows]
-        tables.append(fit_table(cols, cells, width, title=rich_escape(title), caption=note))
+        tables.append(fit_table(cols, cells, width, title=rich_escape(title), caption=section_note(names) or None))
     return tables
 
 
@@ -145,7 +149,8 @@ def serve_markdown(record: ServeRecord) -> str:
     """:func:`sections` as markdown, with the best policy and notes."""
     parts = []
     for title, names, rows in sections(record):
-        note = f"\n{md_escape(GAP_NOTE)}\n" if names == UNLOADED_COLUMNS else ""
+        note = section_note(names)
+        note = f"\n{md_escape(note)}\n" if note else ""
         parts.append(f"{md_escape(title)}\n\n{md_table(names, rows)}{note}")
     line = best_line(record)
     parts += [md_escape(line)] if line else []
