@@ -47,10 +47,18 @@ def signals_as_interrupt() -> Iterator[None]:
     "Exception ignored" and lost), unless the first was lost so; a third raises again, the way out of a wind-down
     that hangs. Outside the main thread as :func:`_handled`."""
     _received.clear()
-    hook, ctrl_c = sys.unraisablehook, signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    sys.unraisablehook = lambda args: _received.clear() if args.exc_type is KeyboardInterrupt else hook(args)
+    hook = sys.unraisablehook
+
+    def lost(args) -> None:  # a KeyboardInterrupt swallowed in a callback: the next signal is the first again
+        if args.exc_type is KeyboardInterrupt:
+            _received.clear()
+        else:
+            hook(args)
+
+    sys.unraisablehook = lost
+    ctrl_c = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     try:
-        with _handled((signal.SIGINT,) * ctrl_c + SIGNALS, _as_interrupt):
+        with _handled(((signal.SIGINT,) if ctrl_c else ()) + SIGNALS, _as_interrupt):
             yield
     finally:
         sys.unraisablehook = hook

@@ -203,13 +203,16 @@ class MeasuredRemedy(schemas.Plain):
         if self.speedup is not None:
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
             head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}{where}"
-            noise = None not in (self.noise_floor, self.margin) and self.noise_floor >= self.margin
-            rule = (lambda cleared: margin_words(self.margin, noise, cleared)) if self.margin is not None else None
+            ruled = self.margin is not None
+            noise = ruled and self.noise_floor is not None and self.noise_floor >= self.margin
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                return head + (f", {rule(True)}" if rule else "") + saves + drift
-            needs = f", lower bound {rule(False)}" if rule and self.verdict != "slower" else ""
+                cleared = f", {margin_words(self.margin, noise, True)}" if ruled else ""
+                return head + cleared + saves + drift
+            needs = ""
+            if ruled and self.verdict != "slower":
+                needs = f", lower bound {margin_words(self.margin, noise, False)}"
             return f"{head}, {self.verdict}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""

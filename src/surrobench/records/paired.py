@@ -45,7 +45,9 @@ def margin_words(margin: float, noise: bool, cleared: bool | None = None) -> str
     docstring): ``noise floor 11.0%`` where the noise floor set it (``noise``), else ``smallest effect of interest
     2.0%``; ``cleared`` True: ``clears 1 + ...``; False: ``needs > 1.110 (1 + noise floor 11.0%)``."""
     what = f"{'noise floor' if noise else 'smallest effect of interest'} {margin:.1%}"
-    return what if cleared is None else f"clears 1 + {what}" if cleared else f"needs > {1 + margin:.3f} (1 + {what})"
+    if cleared is None:
+        return what
+    return f"clears 1 + {what}" if cleared else f"needs > {1 + margin:.3f} (1 + {what})"
 
 
 @dataclass(frozen=True)
