@@ -132,7 +132,8 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()  # the median timed call of its rounds so far, as run reads its loop
     flags = {LEAK_KEY: growth} if growth else {}
-    flags |= {FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}
+    if cfg.device == "cpu":
+        flags[FAULTS_KEY] = samples.faults_per_call
     variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 

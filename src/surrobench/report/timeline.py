@@ -57,9 +57,10 @@ def render_timeline(report: TimelineReport) -> Group:
         if len(report.steps) > MAX_STEP_ROWS:
             parts.append(f"... and {len(report.steps) - MAX_STEP_ROWS} more steps (--json lists every step)")
     if report.ranges:  # the GPU columns only where there was GPU activity (a CPU trace's would read 0.000)
-        header = ("range", "count", "host ms", "share") + ("GPU busy ms", "GPU launched ms") * gpu
+        header = ("range", "count", "host ms", "share") + (("GPU busy ms", "GPU launched ms") if gpu else ())
         rows = [
-            [_short(r.name), str(r.count), *_ms(r.dur_ms), f"{r.share:.1%}"] + _ms(r.gpu_busy_ms, r.gpu_time_ms) * gpu
+            [_short(r.name), str(r.count), *_ms(r.dur_ms), f"{r.share:.1%}"]
+            + (_ms(r.gpu_busy_ms, r.gpu_time_ms) if gpu else [])
             for r in report.ranges
         ]
         parts.append(plain_table(header, rows, title="User / NVTX ranges", right=header[1:]))

@@ -88,8 +88,9 @@ class Search(Trials):
                 continue
             result, handle = self.try_recipe(recipe, cut=bool(crowd))
             if crowd and result.speedup is not None:
-                kept = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds"
-                result = replace(result, reason=f"{result.reason}; {crowd}{kept * (self.last_rounds < self.rounds)}")
+                cut = self.last_rounds < self.rounds
+                kept = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds" if cut else ""
+                result = replace(result, reason=f"{result.reason}; {crowd}{kept}")
             out.append((remedy, result))
             self.judged(result)
             if result.verdict == "accepted" and result.speedup.median > best_speed:
