@@ -115,16 +115,16 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
     judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     (b_lo, b_hi), (n_lo, n_hi) = judged
-    (base_lo, base_hi), (new_lo, new_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
+    base_rps, new_rps = (b.capacity.interval_rps for b in best)
     return CapacityComparison(
         base.run_id,
         new.run_id,
         base.target_p99_ms,
         best[0].policy,
         best[1].policy,
-        (base_lo, base_hi),
-        (new_lo, new_hi),
-        new_lo / base_lo if base_lo else None,
+        base_rps,
+        new_rps,
+        new_rps[0] / base_rps[0] if base_rps[0] else None,
         (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
         verdict,
         noise,

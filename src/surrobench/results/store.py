@@ -557,17 +557,16 @@ class ResultStore:
         owner = self.conn.execute("SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run.run_id,))
         if run.run_id in stored and _shown_state(*owner.fetchone()) == "running":
             raise UsageError(f"run {run.run_id} in {self.path!r} is still being written by its process")
+        env = json.dumps(run.env)
         with self._writing():
             if run.run_id not in stored:
                 self.conn.execute(
                     "INSERT INTO runs (run_id, created, tag, env_json, state) VALUES (?, ?, ?, ?, 'running')",
-                    (run.run_id, run.created, run.tag, json.dumps(run.env)),
+                    (run.run_id, run.created, run.tag, env),
                 )
             for r in missing:
                 self._insert_result(run.run_id, r)
-            self.conn.execute(
-                "UPDATE runs SET state = ?, env_json = ? WHERE run_id = ?", (state, json.dumps(run.env), run.run_id)
-            )
+            self.conn.execute("UPDATE runs SET state = ?, env_json = ? WHERE run_id = ?", (state, env, run.run_id))
         return len(missing)
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
