@@ -40,13 +40,13 @@ def test_a_diagnosis_of_any_version_still_reads():
     import json
     from pathlib import Path
 
-    from surrobench.records.findings import MeasuredRemedy, diagnosis_json, findings_from_json
+    from surrobench.records.findings import Diagnosis, MeasuredRemedy
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "h200" / "diagnose_fno2d.json.gz"
     with gzip.open(path, "rt") as f:
         v5 = json.load(f)
     assert v5["schema"] == "surrobench/diagnosis-v5"
-    old = findings_from_json(v5)
+    old = list(Diagnosis.from_json(v5).findings)
     assert [f.kind for f in old] == [f["kind"] for f in v5["findings"]]
     assert all(f.gain_kind == "estimate" and f.measured == () for f in old)
     assert [f.remedies for f in old] == [tuple(f["remedies"]) for f in v5["findings"]]
@@ -68,7 +68,7 @@ def test_a_diagnosis_of_any_version_still_reads():
             }
         ],
     }
-    assert findings_from_json(v2)[0].remedies == ()
+    assert list(Diagnosis.from_json(v2).findings)[0].remedies == ()
     # this version round-trips, its measured actions and clauses included
     m = MeasuredRemedy("cudagraph", "faster", 1.73, (1.55, 1.87), 7.0, 2.96, 1e-7, 1e-2)
     clauses = (
@@ -76,14 +76,14 @@ def test_a_diagnosis_of_any_version_still_reads():
         Clause("tf32 then compile", ("tf32", "compile"), True),
     )
     f = Finding("launch_bound", "high", "idle", (), clauses, 0.83, "x", measured=(m,))
-    doc = json.loads(json.dumps(diagnosis_json([f], {})))
-    assert doc["schema"] == "surrobench/diagnosis-v7" and findings_from_json(doc) == [f]
+    doc = json.loads(json.dumps(Diagnosis({}, (f,)).to_json()))
+    assert doc["schema"] == "surrobench/diagnosis-v7" and list(Diagnosis.from_json(doc).findings) == [f]
     gain = {"kind": "measured", "ms": 2.96, "remedy": "cudagraph", "whole_step": False, "drifted": False}
     assert doc["findings"][0]["gain"] == gain
     stored = {k: v for k, v in doc["findings"][0]["measured"][0].items() if k != "drifted"}  # written before it was
     assert MeasuredRemedy.from_json(stored) == m and not m.drifted
     with pytest.raises(ValueError):
-        findings_from_json({"schema": "surrobench/run-v3", "findings": []})
+        list(Diagnosis.from_json({"schema": "surrobench/run-v3", "findings": []}).findings)
 
 
 def test_measured_actions_read_as_the_issue_shows_them():

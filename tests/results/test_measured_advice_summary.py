@@ -7,7 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from surrobench.records.findings import Clause, Finding, MeasuredRemedy, diagnosis_json
+from surrobench.records.findings import Clause, Diagnosis, Finding, MeasuredRemedy
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "fno2d 8x3x256x256 b8 fp32 eager"  # its kept report: tf32 alone 1.16x, 2.994 ms baseline; recipe tf32+cudagraph
@@ -25,7 +25,7 @@ def _summary():
 def _work(tmp_path: Path, saved_ms: float, seconds: str) -> Path:
     tf32 = MeasuredRemedy("tf32", "faster", 1.16, (1.15, 1.17), 3.0, saved_ms)
     top = Finding("compute_bound", "medium", "fp32", (), (Clause("tf32", ("tf32",)),), 0.62, LABEL, measured=(tf32,))
-    (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {})))
+    (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(Diagnosis({}, (top,)).to_json()))
     (tmp_path / "times.tsv").write_text(f"name\tstep\tseconds\texit code\nfno2d\tdiagnose\t{seconds}\t0\n")
     return tmp_path
 
@@ -47,7 +47,7 @@ def _top(tmp_path: Path, remedy: MeasuredRemedy) -> Path:
     ids = tuple(remedy.remedy.split("+"))
     clause = Clause(remedy.remedy, ids, stacked=len(ids) > 1)
     top = Finding("launch_bound", "high", "x", (), (clause,), 0.5, LABEL, measured=(remedy,))
-    (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {})))
+    (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(Diagnosis({}, (top,)).to_json()))
     return tmp_path
 
 
@@ -78,13 +78,13 @@ def test_the_recipe_step_arguments_and_its_coverage_and_headroom(tmp_path):
         },
         "headroom": {label: {"headroom": 2.5, "step_ms": 2.4, "roofline_bound_ms": 0.96, "covered_share": 0.94}},
     }
-    (tmp_path / "diagnose_fno2d_recipe.json").write_text(json.dumps(diagnosis_json([], context)))
+    (tmp_path / "diagnose_fno2d_recipe.json").write_text(json.dumps(Diagnosis(context, ()).to_json()))
     (row,) = summary.rows(tmp_path, kept)
     step = row["recipe_step"]
     assert step["label"] == label and step["coverage"] == 0.95 and step["headroom"] == 2.5
     del context["evidence_checks"][label]  # a recipe step cut before its recipe config was profiled
-    assert summary.recipe_step(diagnosis_json([], context), cut=True)["label"] is None
-    assert summary.recipe_step(diagnosis_json([], context))["label"] == "fno2d 8x3x256x256 b8 tf32 eager"
+    assert summary.recipe_step(Diagnosis(context, ()).to_json(), cut=True)["label"] is None
+    assert summary.recipe_step(Diagnosis(context, ()).to_json())["label"] == "fno2d 8x3x256x256 b8 tf32 eager"
     try:
         summary.recipe_args(tmp_path, kept, "afno", [])
     except LookupError:
@@ -97,7 +97,7 @@ def test_kept_recipes_are_read_only_for_a_diagnosis_on_the_same_device(tmp_path)
     tf32 = MeasuredRemedy("tf32", "faster", 1.16, (1.15, 1.17), 3.0, 0.42)
     top = Finding("compute_bound", "medium", "fp32", (), (Clause("tf32", ("tf32",)),), 0.62, LABEL, measured=(tf32,))
     for device, found in (("NVIDIA H200", True), ("NVIDIA H100 80GB HBM3", False)):
-        (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {"device_name": device})))
+        (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(Diagnosis({"device_name": device}, (top,)).to_json()))
         (row,) = _summary().rows(tmp_path, ROOT / "tests" / "fixtures" / "h200")
         assert (row["recipe"] != "-") is found and (row["checks"]["in recipe"] is None) is not found
 
@@ -108,7 +108,7 @@ def test_an_alternative_of_the_top_remedy_in_the_recipe_counts_only_when_this_di
         bf16 = MeasuredRemedy("bf16", "faster", 2.13, bf16_ci, 3.0, 1.87)
         a = Finding("matmul_precision", "high", "", (), (Clause("fp16", ("fp16",)),), 1.0, LABEL, measured=(fp16,))
         b = Finding("compute_bound", "high", "", (), (Clause("bf16", ("bf16",)),), 1.0, LABEL, measured=(bf16,))
-        return diagnosis_json([a, b], {})
+        return Diagnosis({}, (a, b)).to_json()
 
     summary = _summary()
     assert summary.alternative_tied(doc((2.12, 2.15)), "fp16", ["bf16", "cudagraph"]) == "bf16"  # the transformer's

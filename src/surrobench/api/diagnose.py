@@ -41,7 +41,8 @@ from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_swee
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
-from surrobench.records.findings import Finding, MeasuredRemedy, diagnosis_json, rank_findings
+from surrobench.records.findings import Diagnosis as DiagnosisDocument
+from surrobench.records.findings import Finding, MeasuredRemedy, rank_findings
 from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
@@ -69,7 +70,7 @@ class Diagnosis:
 
     def to_json(self) -> dict:
         """``surrobench/diagnosis-v7``: ``{"schema", "context", "findings", "warnings"}``."""
-        return diagnosis_json(list(self.findings), self.context, self.warnings)
+        return DiagnosisDocument(self.context, self.findings, self.warnings).to_json()
 
     @property
     def cannot_judge(self) -> list[dict]:

@@ -420,13 +420,3 @@ class Diagnosis(schemas.Plain):
         except (KeyError, TypeError) as exc:
             raise ValueError(f"a finding of the diagnosis document cannot be read: {exc!r}") from None
         return cls(doc.get("context", {}), findings, tuple(doc.get("warnings", ())))
-
-
-def findings_from_json(doc: dict) -> list[Finding]:
-    """The findings of a diagnosis document of any version (:meth:`Diagnosis.from_json`, whose errors it raises)."""
-    return list(Diagnosis.from_json(doc).findings)
-
-
-def diagnosis_json(findings: list[Finding], context: dict, warnings: tuple[str, ...] | list[str] = ()) -> dict:
-    """The :class:`Diagnosis` document of ``findings`` (in their order) on ``context``, with ``warnings``."""
-    return Diagnosis(context, tuple(findings), tuple(warnings)).to_json()
