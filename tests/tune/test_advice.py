@@ -532,6 +532,12 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     assert note.endswith(
         "; not measured: tf32 (budget spent); cited from optimization o7: compile (not measured here: budget spent)"
     )
+    cited[LABEL]["candidates"].append({"name": "tf32", "optimize_id": "o5"})  # an older one's (cited_entry)
+    _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
+    assert "; not measured:" not in note and note.endswith(
+        "; cited from optimization o7: compile (not measured here: budget spent); cited from optimization o5: tf32 "
+        "(not measured here: budget spent)"
+    )
     # a fresh-user trial read "not measured: compile", its reason only in the JSON: each reason once, after its names
     late = "a first compilation took up to 33.4 s on a 2-core EPYC CPU, none ran here; 20 s left"
     unmeasured = tuple(MeasuredRemedy(n, "not-measured", reason=late) for n in ("compile", "compile-max"))

@@ -239,7 +239,8 @@ def measure_findings(
         if label in (cited or {}):  # a remedy optimize measured is cited where not measured here (with_optimized)
             parts = cited_parts(got, cited[label])
             here = [n for n in named["not measured"] if remedy_parts(n) in parts]
-            named[f"cited from optimization {cited[label].get('optimize_id')}"] = here
+            for n in here:  # each under the optimization it is cited from (cited_entry: an older one's may be)
+                named.setdefault(f"cited from optimization {parts[remedy_parts(n)]['optimize_id']}", []).append(n)
             named["not measured"] = [n for n in named["not measured"] if n not in here]
             why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
