@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,8 +37,10 @@ FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")
 class Trials:
     """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
     ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a window ends once ``budget_end`` passes and a
-    candidate starts when its least measurement fits (:meth:`minimum_s`). ``paired``: ``id(handle)`` -> the
-    baseline rounds it was timed with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
+    candidate starts when its least measurement fits (:meth:`minimum_s`); ``stored`` (diagnose), the candidates of the
+    optimization cited for the config (:func:`~surrobench.results.measured_remedies.cited_parts`), whose setups time a
+    first compilation. ``paired``: ``id(handle)`` -> the baseline rounds it was timed with; ``timed`` handles kept to
+    be profiled; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
@@ -46,6 +48,7 @@ class Trials:
     budget_end: float = math.inf
     clock: Callable[[], float] = time.monotonic
     bounded: bool = False
+    stored: Mapping[frozenset[str], dict] | None = None
     on_judged: Callable[[], None] = lambda: None
     last_window_s: float = 0.0
     last_rounds: int = 0
