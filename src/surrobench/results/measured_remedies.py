@@ -73,14 +73,12 @@ def stored_candidates(entry: dict) -> list[dict]:
     return [ids | c for c in entry.get("candidates", ())]
 
 
-def cited_entry(entries: Sequence[dict]) -> dict | None:
-    """The optimize config object diagnose cites for one config, of its stored ``entries`` (newest first, each with
-    its ``optimize_id`` and ``tolerance``: :func:`~surrobench.results.optimize_store.optimized_configs`): the newest,
-    its candidates per remedy the newest judgement of it that is not ``inconclusive`` (:func:`measured_remedy`)
-    among the optimizations of its ``settings``, the newest where each is (docs/design.md, "Citing optimize"), as
-    :func:`stored_candidates` (an older one's names its optimization); None without entries."""
-    if not entries:
-        return None
+def cited_entry(entries: Sequence[dict]) -> dict:
+    """The optimize config object diagnose cites for one config, of its stored ``entries`` (one or more, newest first,
+    each with its ``optimize_id`` and ``tolerance``: :func:`~surrobench.results.optimize_store.optimized_configs`):
+    the newest, its candidates per remedy the newest judgement of it that is not ``inconclusive``
+    (:func:`measured_remedy`) among the optimizations of its ``settings``, the newest where each is (docs/design.md,
+    "Citing optimize"), as :func:`stored_candidates` (an older one's names its optimization)."""
     judged: dict[frozenset[str], list[tuple[str, dict]]] = {}
     for entry in (e for e in entries if e.get("settings") == entries[0].get("settings")):
         for c, d in zip(config_from_json(entry).candidates, stored_candidates(entry)):
