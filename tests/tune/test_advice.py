@@ -539,7 +539,7 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     assert tail.startswith(": threads=1 (slower 0.60x), bf16 (rejected-by-accuracy); failed: channels_last; not me")
     unmeasured = (MeasuredRemedy("compile", "not-measured", reason="budget spent"),)
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: unmeasured)
-    cited = {LABEL: {"optimize_id": "o7", "candidates": [{"name": "compile"}]}}  # diagnose cites what it left out
+    cited = {LABEL: {"candidates": [{"name": "compile", "optimize_id": "o7"}]}}  # as cited_entry names them
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
     assert note.endswith("; cited from optimization o7: compile (not measured here: budget spent)")
     assert "; not measured:" not in note

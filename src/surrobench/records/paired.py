@@ -98,11 +98,9 @@ class Speedup(schemas.Plain):
 
     def undecided(self, rule: FasterRule = FasterRule()) -> str:
         """Why an ``inconclusive`` :meth:`verdict` is one, in words: ``too noisy to judge`` where the interval is wider
-        than the band the margin spans about 1 (2x the margin), else ``at the margin's edge, could be either side``
-        (a narrow interval across ``1 + margin`` or ``1 / (1 + margin)``: 1.04x [1.01, 1.07] at a 5% margin)."""
-        if self.ci95[1] - self.ci95[0] > 2.0 * self.margin(rule):
-            return "too noisy to judge"
-        return "at the margin's edge, could be either side"
+        than 2x the margin, else ``at the margin's edge, could be either side`` (1.04x [1.01, 1.07] at 5%)."""
+        wide = self.ci95[1] - self.ci95[0] > 2.0 * self.margin(rule)
+        return "too noisy to judge" if wide else "at the margin's edge, could be either side"
 
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
         """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with

@@ -60,17 +60,10 @@ def cited_measurements(entry: dict, threads: int | None = None) -> list[Measured
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
     the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known."""
     threads = (entry.get("settings") or {}).get("threads") or threads
-    stored = zip(config_from_json(entry).candidates, stored_candidates(entry))
-    cited = [measured_remedy(c, d["tolerance"], d["optimize_id"]) for c, d in stored]
+    tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
+    stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
+    cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
     return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
-
-
-def stored_candidates(entry: dict) -> list[dict]:
-    """The candidate objects of the optimize config object ``entry``, each with the ``optimize_id`` and ``tolerance``
-    of the optimization it is cited from: its own where :func:`cited_entry` took it from an older one, else the
-    entry's."""
-    ids = {"optimize_id": entry.get("optimize_id"), "tolerance": entry.get("tolerance", DEFAULT_TOLERANCE)}
-    return [ids | c for c in entry.get("candidates", ())]
 
 
 def cited_entry(entries: Sequence[dict]) -> dict:
@@ -78,11 +71,12 @@ def cited_entry(entries: Sequence[dict]) -> dict:
     each with its ``optimize_id`` and ``tolerance``: :func:`~surrobench.results.optimize_store.optimized_configs`):
     the newest, its candidates per remedy the newest judgement of it that is not ``inconclusive``
     (:func:`measured_remedy`) among the optimizations of its ``settings``, the newest where each is (docs/design.md,
-    "Citing optimize"), as :func:`stored_candidates` (an older one's names its optimization)."""
+    "Citing optimize"), each candidate with its own optimization's ``optimize_id`` and ``tolerance``."""
     judged: dict[frozenset[str], list[tuple[str, dict]]] = {}
     for entry in (e for e in entries if e.get("settings") == entries[0].get("settings")):
-        for c, d in zip(config_from_json(entry).candidates, stored_candidates(entry)):
-            judged.setdefault(remedy_parts(c.name), []).append((measured_remedy(c, d["tolerance"]).verdict, d))
+        ids = {"optimize_id": entry["optimize_id"], "tolerance": entry["tolerance"]}
+        for c, d in zip(config_from_json(entry).candidates, entry["candidates"]):
+            judged.setdefault(remedy_parts(c.name), []).append((measured_remedy(c, ids["tolerance"]).verdict, ids | d))
     picked = [next((d for verdict, d in got if verdict != "inconclusive"), got[0][1]) for got in judged.values()]
     return entries[0] | {"candidates": picked}
 
@@ -112,10 +106,10 @@ def with_optimized(
 
 def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> dict[frozenset[str], dict]:
     """The candidates of the optimize config object ``entry`` cited in place of diagnose's ``own`` measurements of a
-    config, every one it did not judge (``not-measured`` or absent): ``{remedy_parts: its stored_candidates object}``
-    (:func:`remedy_parts`, :func:`stored_candidates`)."""
+    config, every one it did not judge (``not-measured`` or absent): ``{remedy_parts: its object}`` (:func:`cited_entry`
+    names its optimization in it)."""
     judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
-    stored = {remedy_parts(c["name"]): c for c in stored_candidates(entry)}
+    stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}
     return {parts: c for parts, c in stored.items() if parts not in judged}
 
 
