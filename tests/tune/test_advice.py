@@ -306,7 +306,7 @@ def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_f
 
     budgets = []
     monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
-    monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, **k: budgets.append(budget) or ())
+    monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, stored, **k: budgets.append(budget) or ())
     labels = [LABEL, LABEL.replace("b1", "b2")]
     results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
     plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cuda", model="m", seed=0), surrogates={"m": 0})

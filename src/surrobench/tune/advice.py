@@ -153,12 +153,12 @@ def measure_config(
     prepared: PreparedModel,
     findings: Sequence[Finding],
     budget_s: float,
+    stored: Mapping[frozenset[str], dict] | None = None,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     rounds: int = DEFAULT_ROUNDS,
     clock: Callable[[], float] = time.monotonic,
     timed: LatencyStats | None = None,
-    stored: Mapping[frozenset[str], dict] | None = None,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
     start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
@@ -226,9 +226,7 @@ def measure_findings(
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-                got = measure_config(
-                    cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms, stored=stored
-                )
+                got = measure_config(cfg, prepared, mine, budget, stored, tolerance=tolerance, timed=result.latency_ms)
             except KeyboardInterrupt:
                 got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config

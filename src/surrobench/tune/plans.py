@@ -188,9 +188,8 @@ def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[
     """``{config label: the optimize config object cited}`` (:func:`~surrobench.results.measured_remedies.cited_entry`:
     the newest, each remedy's newest judgement not inconclusive) for the configs of ``results`` that were optimized,
     but not one that runs its recipe already (:func:`_runs_recipe`): never advised what it has."""
-    stored = [(r, optimized_configs(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
-    found = [(r, cited_entry(entries)) for r, entries in stored if entries]
-    return {r.label(): e for r, e in found if not _runs_recipe(r, e["recommended"])}
+    found = [(r, optimized_configs(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
+    return {r.label(): cited_entry(e) for r, e in found if e and not _runs_recipe(r, e[0]["recommended"])}
 
 
 def _runs_recipe(result: ConfigResult, names: list[str]) -> bool:
