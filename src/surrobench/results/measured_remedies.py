@@ -106,8 +106,7 @@ def with_optimized(
 
 def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> dict[frozenset[str], dict]:
     """The candidates of the optimize config object ``entry`` cited in place of diagnose's ``own`` measurements of a
-    config, every one it did not judge (``not-measured`` or absent): ``{remedy_parts: its object}`` (:func:`cited_entry`
-    names its optimization in it)."""
+    config, every one it did not judge (``not-measured`` or absent), as ``{remedy_parts: its object}``."""
     judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
     stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}
     return {parts: c for parts, c in stored.items() if parts not in judged}

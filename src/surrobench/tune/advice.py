@@ -135,9 +135,8 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
-    """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation left: the ``setup_s``
-    of its candidate in :attr:`Trials.stored` (an optimization of this config compiled it), else
-    :meth:`Trials.first_compile` of its device; else ""."""
+    """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation left (its ``setup_s`` in
+    :attr:`Trials.stored` where an optimization of the config compiled it, else :meth:`Trials.first_compile`), or ""."""
     first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
     cited = (trials.stored or {}).get(remedy_parts(recipe.name), {})
     setup = cited.get("setup_s")

@@ -185,9 +185,9 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
-    """``{config label: the optimize config object cited}`` (:func:`~surrobench.results.measured_remedies.cited_entry`:
-    the newest, each remedy's newest judgement not inconclusive) for the configs of ``results`` that were optimized,
-    but not one that runs its recipe already (:func:`_runs_recipe`): never advised what it has."""
+    """``{config label: the optimize config object cited}`` (:func:`~surrobench.results.measured_remedies.cited_entry`)
+    for the configs of ``results`` that were optimized, but not one that runs its recipe already
+    (:func:`_runs_recipe`): never advised what it has."""
     found = [(r, optimized_configs(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
     return {r.label(): cited_entry(e) for r, e in found if e and not _runs_recipe(r, e[0]["recommended"])}
 

@@ -37,10 +37,9 @@ FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")
 class Trials:
     """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
     ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a window ends once ``budget_end`` passes and a
-    candidate starts when its least measurement fits (:meth:`minimum_s`); ``stored`` (diagnose), the candidates of the
-    optimization cited for the config (:func:`~surrobench.results.measured_remedies.cited_parts`), whose setups time a
-    first compilation. ``paired``: ``id(handle)`` -> the baseline rounds it was timed with; ``timed`` handles kept to
-    be profiled; ``done``, every verdict."""
+    candidate starts when its least measurement fits (:meth:`minimum_s`); ``stored`` (diagnose): the cited
+    optimization's candidates, whose ``setup_s`` time a first compilation. ``paired``: ``id(handle)`` -> the
+    baseline rounds it was timed with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
