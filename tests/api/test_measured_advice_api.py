@@ -40,7 +40,7 @@ def test_diagnose_measures_what_its_findings_name_within_the_budget(tmp_path, mo
     asked = []
     _with_a_compile_finding(monkeypatch)
 
-    def planted(cfg, prepared, findings, budget_s, **kw):
+    def planted(cfg, prepared, findings, budget_s, stored, **kw):
         names = [r.name for r in advice.recipes_to_measure(findings, cfg.device)]
         asked.append((cfg.model, budget_s, names))
         return tuple(MeasuredRemedy(n, "faster", 2.0, (1.9, 2.1), 8.0, 4.0, 0.0, 1e-2) for n in names)
@@ -177,7 +177,7 @@ def voxel():
 def test_without_calibration_a_compute_bound_finding_still_names_and_measures_its_settings(tmp_path, monkeypatch):
     asked = []
 
-    def planted(cfg, prepared, findings, budget_s, **kw):
+    def planted(cfg, prepared, findings, budget_s, stored, **kw):
         names = [r.name for r in advice.recipes_to_measure(findings, cfg.device)]
         asked.extend(names)
         bf16 = MeasuredRemedy("bf16", "faster", 6.0, (5.5, 6.5), 50.0, 40.0, 0.0, 1e-3)
@@ -247,7 +247,7 @@ def test_a_remedy_not_faster_says_the_paired_rule_s_one_word_in_note_json_and_ac
     noisy = Speedup(0.90, (0.88, 0.95), 0.062)  # below 1 but not beyond the margin: inconclusive
     assert noisy.verdict() == "inconclusive"
 
-    def planted(cfg, prepared, findings, budget_s, **kw):
+    def planted(cfg, prepared, findings, budget_s, stored, **kw):
         c = CandidateResult("compile", "rejected_not_faster", "planted", speedup=noisy, baseline_ms=4.37)
         return (advice.measured_remedy(c, 1e-2),)
 

@@ -64,6 +64,21 @@ def test_an_interval_too_wide_to_judge_is_said_inconclusive_not_unchanged():
     assert flat.reason("the baseline").startswith("not faster beyond the noise: 1.00x")
 
 
+def test_a_narrow_interval_across_the_margins_edge_is_not_called_too_noisy():
+    """A fresh-user trial read "inconclusive, too noisy to judge" for 0.97x [0.96, 0.98] at a 2% margin: narrow, it
+    straddles the margin's edge. An interval wider than 2x the margin is too noisy; a narrower one is at the edge."""
+    from surrobench.records.paired import Speedup
+
+    edge, slow_edge, wide = (
+        Speedup(1.04, (1.01, 1.07), 0.05),
+        Speedup(0.97, (0.955, 0.985), 0.01),
+        Speedup(1.0, (0.9, 1.1), 0.05),
+    )
+    assert (edge.verdict(), slow_edge.verdict(), wide.verdict()) == ("inconclusive",) * 3  # the verdicts unchanged
+    assert "edge" in edge.undecided() and "edge" in slow_edge.undecided() and "noisy" in wide.undecided()
+    assert "edge" in edge.reason("x") and "noisy" not in edge.reason("x") and "noisy" in wide.reason("x")
+
+
 def test_noise_floor_is_the_aa_split_of_the_baseline():
     steady = [[10.0] * 5 for _ in range(4)]
     assert noise_floor(steady) == 0.0

@@ -1,6 +1,7 @@
 """The diagnosis cites optimize's measurements through the one attach path (:func:`attach_measured`): each remedy
-diagnose did not judge is taken from optimize's newest stored config object, marked with its optimization; diagnose's
-own wins; the remedies are the clauses' structured ids, never words of the action."""
+diagnose did not judge is taken from optimize's stored config objects (the newest judgement not inconclusive),
+marked with its optimization; diagnose's own wins; the remedies are the clauses' structured ids, never words of the
+action."""
 
 from __future__ import annotations
 
@@ -302,3 +303,50 @@ def test_a_cited_measurement_gives_the_finding_the_same_measured_saving_as_diagn
 
     assert brief_cells(out)["gain"] == "saves 1.398 ms/step measured in optimization o7 (compile)"  # where it is from
     assert finding_row(out)[-1] == "1.398 (measured in optimization o7)"
+
+
+def _speedup(median: float, lo: float, hi: float) -> dict:
+    return {"median": median, "ci95": [lo, hi], "noise_floor": 0.01}
+
+
+def test_each_remedy_is_cited_from_the_newest_optimization_that_judged_it_conclusively():
+    """A fresh-user trial's diagnose cited compile 1.15x [0.96, 1.40] from the newest optimization, inconclusive on a
+    loaded host ("measured, not advised"), where an older one had confirmed it at 1.15x [1.11, 1.19]. Per remedy, the
+    newest judgement that is not inconclusive is cited, the newest where each is; an optimization of other settings
+    is not read; the recipe stays the newest optimization's."""
+    from surrobench.results.measured_remedies import cited_entry, cited_measurements
+
+    newest = optimize_entry(
+        {
+            "candidates": [
+                _cand("compile", "rejected_not_faster") | {"speedup": _speedup(1.15, 0.96, 1.40)},
+                _cand("cudagraph", "accepted", 4.0),
+                _cand("channels_last", "rejected_not_faster") | {"speedup": _speedup(1.1, 0.9, 1.3)},
+            ],
+            "recommended": ["cudagraph"],
+        }
+    ) | {"optimize_id": "o9", "tolerance": 0.01}
+    older = optimize_entry(
+        {
+            "candidates": [
+                _cand("compile", "accepted") | {"speedup": _speedup(1.15, 1.11, 1.19)},
+                _cand("cudagraph", "rejected_slower", 0.8),
+                _cand("channels_last", "rejected_not_faster") | {"speedup": _speedup(1.1, 0.8, 1.4)},
+                _cand("bf16", "rejected_accuracy", rel_l2=0.03),
+            ],
+            "recommended": ["compile"],
+        }
+    ) | {"optimize_id": "o7", "tolerance": 0.02}
+    other = optimize_entry({"candidates": [_cand("tf32", "accepted", 1.5)], "settings": {"threads": 4}})
+    entry = cited_entry([newest, older, other | {"optimize_id": "o5", "tolerance": 0.01}])
+    got = {m.remedy: (m.verdict, m.cited, m.tolerance) for m in cited_measurements(entry)}
+    assert got == {
+        "compile": ("faster", "o7", 0.02),  # the older confirmation, with its own tolerance
+        "cudagraph": ("faster", "o9", 0.01),  # the newest, conclusive: it wins
+        "channels_last": ("inconclusive", "o9", 0.01),  # inconclusive in both: the newest
+        "bf16": ("rejected-by-accuracy", "o7", 0.02),  # only the older tried it
+    }
+    assert entry["recommended"] == ["cudagraph"]
+    out = _cited(Clause("fuse: torch.compile", ("compile",)), entry=entry)
+    assert out.clauses[0].remedies == ("compile",) and [m.cited for m in out.measured] == ["o7"]  # advised
+    assert out.clauses[-1].text.endswith("in optimization o9")  # the newest optimization's recipe

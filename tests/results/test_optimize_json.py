@@ -27,7 +27,7 @@ from surrobench.results.optimize import (
 )
 from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
-from surrobench.results.optimize_store import add_optimization, find_optimization, latest_optimized_config
+from surrobench.results.optimize_store import add_optimization, find_optimization, optimized_configs
 
 SPEED = Speedup(2.0, (1.9, 2.1), 0.01)
 
@@ -146,8 +146,9 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
         )
         (entry,) = doc["configs"]
         base = _base()
-        got = latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
-        assert got == entry | {"optimize_id": "o1", "tolerance": doc["tolerance"]}
+        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        assert got[0] == entry | {"optimize_id": "o1", "tolerance": doc["tolerance"]}  # newest first
+        assert [e["optimize_id"] for e in got] == ["o1", "o0"]
         bad = copy.deepcopy(doc)
         bad["configs"][0]["batch"] = "one"
         store.conn.execute("UPDATE optimizations SET report_json = ? WHERE optimize_id = 'o1'", (json.dumps(bad),))
@@ -157,7 +158,7 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
         with pytest.raises(UsageError, match=r"configs\[0\]\.batch: expected a whole number >= 0, got 'one'"):
             find_optimization(store, "o1")
         with pytest.raises(UsageError, match=r"config\.batch: expected a whole number >= 0, got 'one'"):
-            latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+            optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
 
 
 def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
@@ -169,13 +170,11 @@ def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
     with ResultStore(tmp_path / "o.db") as store:
         add_optimization(store, doc)
         add_optimization(store, cut)
-        assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)["recommended"] == [
-            "threads=1"
-        ]
+        (got,) = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        assert got["recommended"] == ["threads=1"]
         add_optimization(store, cut | {"interrupted": False})  # once it finished, it is the newest
-        assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)["recommended"] == [
-            "bf16"
-        ]
+        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        assert [(e["optimize_id"], e["recommended"]) for e in got] == [("o2", ["bf16"]), ("o1", ["threads=1"])]
 
 
 def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():

@@ -44,9 +44,12 @@ def _findings() -> list[Finding]:
     ]
 
 
-def _measure(speedups: dict, findings=None, *, inaccurate=(), budget_end=float("inf"), clock=None, window_s=1.0):
+def _measure(
+    speedups: dict, findings=None, *, inaccurate=(), budget_end=float("inf"), clock=None, window_s=1.0, stored=None
+):
     bench = PlantedBench(speedups, inaccurate=inaccurate, clock=clock, window_s=window_s)
-    trials = Trials(bench, bench.rounds, budget_s=3.0, budget_end=budget_end, clock=clock or PlantedClock())
+    clock = clock or PlantedClock()
+    trials = Trials(bench, bench.rounds, budget_s=3.0, budget_end=budget_end, clock=clock, stored=stored)
     recipes = recipes_to_measure(findings or _findings(), "cuda")
     return bench, measure_recipes(trials, recipes, 1e-2)
 
@@ -268,6 +271,19 @@ def test_a_first_compilation_does_not_start_without_the_time_one_takes_on_its_de
     assert found["compile"].reason.startswith(f"a first compilation took up to {need:g} s on {where}")
 
 
+def test_a_first_compilation_an_optimization_of_the_config_timed_stands_for_the_devices_estimate():
+    """A cited compile's note read "a first compilation took up to 33.4 s" where the cited optimization had compiled
+    the model in 15.4 s: the setup_s stored for that candidate decides, and the note says where it is from."""
+    need, _ = FIRST_COMPILE_S["cuda"]
+    stored = {frozenset({"compile"}): {"name": "compile", "setup_s": 15.4, "optimize_id": "o7"}}
+    speedups = {"compile": 1.2, "cudagraph": 1.73}
+    _, measured = _measure(speedups, budget_end=10.0, clock=PlantedClock(), stored=stored)
+    late = _by_name(measured)["compile"]
+    assert late.verdict == "not-measured" and "15.4 s in optimization o7" in late.reason
+    _, measured = _measure(speedups, budget_end=need - 0.5, clock=PlantedClock(), stored=stored)
+    assert _by_name(measured)["compile"].verdict == "faster"  # 15.4 s fits where the device's 20.6 s did not
+
+
 def test_budget_zero_gives_estimates_only():
     findings = _findings()
     assert attach_measured(findings, {}) == findings
@@ -290,7 +306,7 @@ def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_f
 
     budgets = []
     monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
-    monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, **k: budgets.append(budget) or ())
+    monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, stored, **k: budgets.append(budget) or ())
     labels = [LABEL, LABEL.replace("b1", "b2")]
     results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
     plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cuda", model="m", seed=0), surrogates={"m": 0})
@@ -523,7 +539,7 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     assert tail.startswith(": threads=1 (slower 0.60x), bf16 (rejected-by-accuracy); failed: channels_last; not me")
     unmeasured = (MeasuredRemedy("compile", "not-measured", reason="budget spent"),)
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: unmeasured)
-    cited = {LABEL: {"optimize_id": "o7", "candidates": [{"name": "compile"}]}}  # diagnose cites what it left out
+    cited = {LABEL: {"candidates": [{"name": "compile", "optimize_id": "o7"}]}}  # as cited_entry names them
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
     assert note.endswith("; cited from optimization o7: compile (not measured here: budget spent)")
     assert "; not measured:" not in note
@@ -531,6 +547,12 @@ def test_a_configs_note_counts_what_it_lists(monkeypatch):
     _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
     assert note.endswith(
         "; not measured: tf32 (budget spent); cited from optimization o7: compile (not measured here: budget spent)"
+    )
+    cited[LABEL]["candidates"].append({"name": "tf32", "optimize_id": "o5"})  # an older one's (cited_entry)
+    _, (note,) = advice.measure_findings(plan, [result], [finding], 10.0, clock=lambda: 0.0, cited=cited)
+    assert "; not measured:" not in note and note.endswith(
+        "; cited from optimization o7: compile (not measured here: budget spent); cited from optimization o5: tf32 "
+        "(not measured here: budget spent)"
     )
     # a fresh-user trial read "not measured: compile", its reason only in the JSON: each reason once, after its names
     late = "a first compilation took up to 33.4 s on a 2-core EPYC CPU, none ran here; 20 s left"

@@ -281,7 +281,7 @@ def diagnose_workload(
     findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
-        optimized = measured_for(store, record.results)  # the newest optimization of each config, read once
+        optimized = measured_for(store, record.results)  # the optimizations cited for each config, read once
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
             try:
@@ -334,7 +334,7 @@ def _findings(
     (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
     attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
     here (``{config label: measurements}``) attached, and those ``optimize`` measured (``optimized``: each config's
-    newest config object, :func:`~surrobench.tune.plans.measured_for`) cited for each remedy diagnose did not judge
+    config object cited, :func:`~surrobench.tune.plans.measured_for`) cited for each remedy diagnose did not judge
     (:func:`~surrobench.results.measured_remedies.attach_measured`)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
     merged = applicable_actions(merged, record.results)

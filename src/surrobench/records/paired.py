@@ -89,20 +89,26 @@ class Speedup(schemas.Plain):
     def verdict(self, rule: FasterRule = FasterRule()) -> str:
         """``faster``, ``slower``, ``unchanged`` (the estimate is within the margin; where the noise floor sets the
         margin, the interval too: an estimate within the noise is no evidence of no change, the equivalence test of
-        Lakens et al. 2018) or ``inconclusive`` (too noisy to judge)."""
+        Lakens et al. 2018) or ``inconclusive`` (:meth:`undecided` says why)."""
         if self.faster(rule) or self.slower(rule):
             return "faster" if self.faster(rule) else "slower"
         m = self.margin(rule)
         inside = self.noise_floor <= rule.min_effect or 1.0 / (1.0 + m) <= self.ci95[0] and self.ci95[1] <= 1.0 + m
         return "unchanged" if 1.0 / (1.0 + m) <= self.median <= 1.0 + m and inside else "inconclusive"
 
+    def undecided(self, rule: FasterRule = FasterRule()) -> str:
+        """Why an ``inconclusive`` :meth:`verdict` is one, in words: ``too noisy to judge`` where the interval is wider
+        than 2x the margin, else ``at the margin's edge, could be either side`` (1.04x [1.01, 1.07] at 5%)."""
+        wide = self.ci95[1] - self.ci95[0] > 2.0 * self.margin(rule)
+        return "too noisy to judge" if wide else "at the margin's edge, could be either side"
+
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
-        """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` as too noisy
-        to judge."""
+        """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
+        :meth:`undecided`'s words."""
         text, verdict = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}", self.verdict(rule)
         if verdict in ("faster", "slower"):
             return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
-        head = "inconclusive, too noisy to judge" if verdict == "inconclusive" else "not faster beyond the noise"
+        head = f"inconclusive, {self.undecided(rule)}" if verdict == "inconclusive" else "not faster beyond the noise"
         return f"{head}: {text}, lower bound {self.margin_text(rule, cleared=False)}"
 
 

@@ -3,7 +3,7 @@ top-op share side by side, configs matched by :meth:`ConfigResult.key`, each lat
 slower, the speedup's inverse) with a bootstrap 95% interval, judged by the one rule for "faster"
 (:mod:`surrobench.records.paired`, docs/design.md "Faster": two separate runs drawn each on its own; the runs
 ``optimize`` stored, timed together, as the pair they are, ``extra["paired_units"]``). With the rule's smallest
-effect set to ``threshold``, NEW faster is ``improved``, slower ``regressed``, too noisy to judge ``inconclusive``
+effect set to ``threshold``, NEW faster is ``improved``, slower ``regressed``, undecided ``inconclusive``
 (:meth:`~surrobench.records.paired.Speedup.verdict`), else ``unchanged``; a config failed on one side only is
 ``regressed`` (ok -> failed) or ``improved``, on both ``not_compared``. The CI sees only the variation within each
 run, not a shift between processes (Kalibera & Jones 2013): an A/A comparison measures it (docs/compare.md).
@@ -382,8 +382,8 @@ def compare_config(
     if verdict == "inconclusive":
         lo, hi = median.ci95
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]: too noisy to judge against "
-            f"±{sp.margin_text(rule)}"
+            f"inconclusive: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]: {sp.undecided(rule)} "
+            f"(±{sp.margin_text(rule)})"
         )
     fewest = min(len(pair.baseline), len(pair.candidate))
     if verdict in ("improved", "regressed") and not pair.paired and fewest < MIN_GATE_ROUNDS:

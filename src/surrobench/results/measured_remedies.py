@@ -61,8 +61,24 @@ def cited_measurements(entry: dict, threads: int | None = None) -> list[Measured
     the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known."""
     threads = (entry.get("settings") or {}).get("threads") or threads
     tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
-    cited = [measured_remedy(c, tolerance, oid) for c in config_from_json(entry).candidates]
+    stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
+    cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
     return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
+
+
+def cited_entry(entries: Sequence[dict]) -> dict:
+    """The optimize config object diagnose cites for one config, of its stored ``entries`` (one or more, newest first,
+    each with its ``optimize_id`` and ``tolerance``: :func:`~surrobench.results.optimize_store.optimized_configs`):
+    the newest, its candidates per remedy the newest judgement of it that is not ``inconclusive``
+    (:func:`measured_remedy`) among the optimizations of its ``settings``, the newest where each is (docs/design.md,
+    "Citing optimize"), each candidate with its own optimization's ``optimize_id`` and ``tolerance``."""
+    judged: dict[frozenset[str], list[tuple[str, dict]]] = {}
+    for entry in (e for e in entries if e.get("settings") == entries[0].get("settings")):
+        ids = {"optimize_id": entry["optimize_id"], "tolerance": entry["tolerance"]}
+        for c, d in zip(config_from_json(entry).candidates, entry["candidates"]):
+            judged.setdefault(remedy_parts(c.name), []).append((measured_remedy(c, ids["tolerance"]).verdict, ids | d))
+    picked = [next((d for verdict, d in got if verdict != "inconclusive"), got[0][1]) for got in judged.values()]
+    return entries[0] | {"candidates": picked}
 
 
 def remedy_parts(remedy: str) -> frozenset[str]:
@@ -80,7 +96,7 @@ def with_optimized(
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
-        cited = cited_parts(own, optimized[label]) if label in optimized else set()
+        cited = cited_parts(own, optimized[label]) if label in optimized else {}
         stored = cited_measurements(optimized[label], threads.get(label)) if label in optimized else []
         theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
@@ -88,11 +104,12 @@ def with_optimized(
     return out
 
 
-def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> set[frozenset[str]]:
-    """The candidates (:func:`remedy_parts`) of the optimize config object ``entry`` cited in place of diagnose's
-    ``own`` measurements of a config: every one it did not judge (``not-measured`` or absent)."""
+def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> dict[frozenset[str], dict]:
+    """The candidates of the optimize config object ``entry`` cited in place of diagnose's ``own`` measurements of a
+    config, every one it did not judge (``not-measured`` or absent), as ``{remedy_parts: its object}``."""
     judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
-    return {remedy_parts(c["name"]) for c in entry.get("candidates", ())} - judged
+    stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}
+    return {parts: c for parts, c in stored.items() if parts not in judged}
 
 
 def recipe_clause(entry: dict) -> Clause | None:
@@ -293,7 +310,7 @@ def overlapping(findings: Sequence[Finding]) -> list[str]:
 
 
 def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]) -> list[str]:
-    """A line per remedy this diagnosis measured faster that ``optimize`` (``{config label: its newest config
+    """A line per remedy this diagnosis measured faster that ``optimize`` (``{config label: its cited config
     object}``) measured not faster, or the other way round: two windows of the same config that disagree, each by
     the one rule, and neither is hidden (``optimize --verify`` decides in fresh processes)."""
     out = []

@@ -84,13 +84,13 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
     return [_optimization(store, row["report_json"]) for row in rows]
 
 
-def latest_optimized_config(
+def optimized_configs(
     store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
-) -> dict | None:
-    """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`) of an optimization that finished, not interrupted; checked as a
-    config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as optimize-v3 with its
-    optimization's ``optimize_id`` and ``tolerance``; or None.
+) -> list[dict]:
+    """The optimize config objects stored for this workload on this device whose inputs are ``inputs``
+    (:func:`~surrobench.records.config.same_inputs`), of optimizations that finished, not interrupted, newest first;
+    each checked as a config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as
+    optimize-v3 with its optimization's ``optimize_id`` and ``tolerance``.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
@@ -103,13 +103,14 @@ def latest_optimized_config(
         " AND json_extract(o.report_json, '$.interrupted') IS NOT 1 ORDER BY o.created DESC",
         (model, json.dumps(list(input_shape)), batch, device),
     )
+    found = []
     for config_json, schema, optimize_id, tolerance in rows:
         with store._reading("an optimization"):
             entry = json.loads(config_json)
             schemas.check(entry, CONFIGS, schema, "config")
         if same_inputs(inputs_of(entry), inputs):
-            return config_from_json(entry).to_json() | {"optimize_id": optimize_id, "tolerance": tolerance}
-    return None
+            found.append(config_from_json(entry).to_json() | {"optimize_id": optimize_id, "tolerance": tolerance})
+    return found
 
 
 def optimization_summaries(

@@ -135,13 +135,16 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
-    """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation on its device left
-    (:meth:`Trials.first_compile`); else ""."""
+    """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation left (its ``setup_s`` in
+    :attr:`Trials.stored` where an optimization of the config compiled it, else :meth:`Trials.first_compile`), or ""."""
     first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
+    cited = (trials.stored or {}).get(remedy_parts(recipe.name), {})
+    setup = cited.get("setup_s")
     (need, where), left = trials.first_compile(), max(trials.budget_end - trials.clock(), 0.0)
-    if not first or need <= left:
+    took = f"{setup:.3g} s in optimization {cited['optimize_id']}" if setup else f"up to {need:g} s on {where}"
+    if not first or (setup or need) <= left:
         return ""
-    return f"a first compilation took up to {need:g} s on {where}, none ran here; {left:.0f} s left"
+    return f"a first compilation took {took}, none ran here; {left:.0f} s left"
 
 
 def measure_config(
@@ -149,6 +152,7 @@ def measure_config(
     prepared: PreparedModel,
     findings: Sequence[Finding],
     budget_s: float,
+    stored: Mapping[frozenset[str], dict] | None = None,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     rounds: int = DEFAULT_ROUNDS,
@@ -157,8 +161,8 @@ def measure_config(
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
     start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
-    (:func:`measure_recipes`); empty when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises,
-    or KeyboardInterrupt."""
+    (:func:`measure_recipes`; ``stored``: :attr:`Trials.stored`); empty when none or ``budget_s`` is 0. Raises what
+    :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None)
     if not recipes or budget_s <= 0:
         return ()
@@ -167,7 +171,7 @@ def measure_config(
     try:
         with room_for_compiled_variants():
             bench = DeviceBench.start(cfg, prepared, request, end)
-            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
+            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True, stored=stored)
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
             measured = measure_recipes(trials, recipes, tolerance, timed)
             return tuple(replace(m, direction=direction(m.remedy, threads)) for m in measured)
@@ -208,6 +212,7 @@ def measure_findings(
     notes, cut = [], False
     for i, result in enumerate(results):
         label = result.label()
+        stored = cited_parts((), (cited or {}).get(label, {}))  # the candidates optimize stored for it, cited
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
         started = clock()
@@ -220,7 +225,7 @@ def measure_findings(
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-                got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance, timed=result.latency_ms)
+                got = measure_config(cfg, prepared, mine, budget, stored, tolerance=tolerance, timed=result.latency_ms)
             except KeyboardInterrupt:
                 got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
@@ -236,12 +241,11 @@ def measure_findings(
         ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         why = {m.remedy: m.reason for m in got if m.verdict == "not-measured" and m.reason != INTERRUPTED}
-        if label in (cited or {}):  # a remedy optimize measured is cited where not measured here (with_optimized)
-            parts = cited_parts(got, cited[label])
-            here = [n for n in named["not measured"] if remedy_parts(n) in parts]
-            named[f"cited from optimization {cited[label].get('optimize_id')}"] = here
-            named["not measured"] = [n for n in named["not measured"] if n not in here]
-            why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
+        here = [n for n in named["not measured"] if remedy_parts(n) in stored]  # cited instead (with_optimized)
+        for n in here:  # each under the optimization it is cited from (cited_entry: an older one's may be)
+            named.setdefault(f"cited from optimization {stored[remedy_parts(n)]['optimize_id']}", []).append(n)
+        named["not measured"] = [n for n in named["not measured"] if n not in here]
+        why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
         t = result.latency_ms

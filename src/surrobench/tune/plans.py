@@ -19,9 +19,10 @@ from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings
 from surrobench.execution.sweep import resolve_device, sweep_warnings
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, RunRecord, created_now
+from surrobench.results.measured_remedies import cited_entry
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
-from surrobench.results.optimize_store import add_optimization, latest_optimized_config
+from surrobench.results.optimize_store import add_optimization, optimized_configs
 from surrobench.tune.fresh import check_fresh
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.config import optimize_config
@@ -184,10 +185,11 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
-    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were optimized, but
-    not one that runs its recipe already (:func:`_runs_recipe`): never advised what it has."""
-    found = [(r, latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
-    return {r.label(): e for r, e in found if e is not None and not _runs_recipe(r, e["recommended"])}
+    """``{config label: the optimize config object cited}`` (:func:`~surrobench.results.measured_remedies.cited_entry`)
+    for the configs of ``results`` that were optimized, but not one that runs its recipe already
+    (:func:`_runs_recipe`): never advised what it has."""
+    found = [(r, optimized_configs(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
+    return {r.label(): cited_entry(e) for r, e in found if e and not _runs_recipe(r, e[0]["recommended"])}
 
 
 def _runs_recipe(result: ConfigResult, names: list[str]) -> bool:

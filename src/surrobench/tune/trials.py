@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +37,8 @@ FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")
 class Trials:
     """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
     ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a window ends once ``budget_end`` passes and a
-    candidate starts when its least measurement fits (:meth:`minimum_s`). ``paired``: ``id(handle)`` -> the
+    candidate starts when its least measurement fits (:meth:`minimum_s`); ``stored`` (diagnose): the cited
+    optimization's candidates, whose ``setup_s`` time a first compilation. ``paired``: ``id(handle)`` -> the
     baseline rounds it was timed with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
 
     bench: Bench
@@ -46,6 +47,7 @@ class Trials:
     budget_end: float = math.inf
     clock: Callable[[], float] = time.monotonic
     bounded: bool = False
+    stored: Mapping[frozenset[str], dict] | None = None
     on_judged: Callable[[], None] = lambda: None
     last_window_s: float = 0.0
     last_rounds: int = 0
