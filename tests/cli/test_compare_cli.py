@@ -8,6 +8,7 @@ import pytest
 from conftest import run_cli
 from synthetic import config, latency_samples, run
 
+from surrobench.results.compare import MIN_GATE_ROUNDS
 from surrobench.results.store import ResultStore
 from surrobench.results.profiles import add_op_table
 
@@ -148,7 +149,8 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
     """A single-round A/A pair can 'regress' on a shared host; a gate that compared nothing must not pass."""
     single = _write(tmp_path / "single.json", run("single-1", [config(latency_samples(1.0, 0.01))]))
     assert run_cli(["compare", single, single, "--fail-on-regression"]) == 2
-    assert "needs both runs taken with --rounds 4 or more" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--fail-on-regression" in err and f"--rounds {MIN_GATE_ROUNDS}" in err  # the gate, the rounds it needs
     assert run_cli(["compare", single, single]) == 0  # without the gate: compared, and notes say it
     capsys.readouterr()
     rounds = {"rounds": 4}
@@ -162,5 +164,8 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
 def test_history_says_when_its_filters_match_nothing(tmp_path, capsys):
     db = tmp_path / "h.db"
     ResultStore(db).close()
-    assert run_cli(["history", "--db", str(db), "--tag", "nosuchtag"]) == 0
-    assert "no stored run matches --tag nosuchtag" in " ".join(capsys.readouterr().out.split())
+    listed = tmp_path / "h.json"
+    assert run_cli(["history", "--db", str(db), "--tag", "nosuchtag", "--json", str(listed)]) == 0
+    assert json.loads(listed.read_text())["runs"] == [] and "--tag nosuchtag" in " ".join(
+        capsys.readouterr().out.split()
+    )

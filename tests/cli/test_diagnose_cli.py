@@ -78,7 +78,7 @@ def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
     assert stored is not None and stored.copy_gbps == written["copy_gbps"] > 0
     assert set(stored.matmul_tflops) == {"fp32", "fp16", "bf16"}  # no tf32 on the CPU: the switch is CUDA's
     out = capsys.readouterr().out
-    assert "memory copy (read + write)" in out and "device-to-device" not in out and "tf32" not in out
+    assert "(read + write)" in out and "device-to-device" not in out and "tf32" not in out  # the CPU's copy label
     assert load_ceilings("no such device") is None
 
 
@@ -212,7 +212,8 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     doc.write_text(json.dumps(_perf_doc(view, None, view)))
     assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2
     err = capsys.readouterr().err
-    assert "2 configs have a system view" in err and "fno2d 1x3x64x64 b1 fp32 eager" in err and "192" in err
+    labels = [r["label"] for r in json.loads(doc.read_text())["perf"] if "system" in r]
+    assert len(labels) == 2 and all(label in err for label in labels)
     assert f"error: --system-view {str(doc)!r}:" in err  # the CLI names its flag, the library its parameter
     with pytest.raises(UsageError) as raised:
         load_system_view(doc)
@@ -271,7 +272,8 @@ def test_workload_options_with_a_trace_are_refused_by_name(capsys):
     assert err.count("\n") == 1
     assert err.startswith("surrobench: error: a TRACE is diagnosed as recorded, so --channels-last does not apply")
     assert run_cli(["diagnose", str(FNO), "--threads", "2", "--compile-mode", "reduce-overhead"]) == 2
-    assert ", so --compile-mode, --threads do not apply: drop them" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--compile-mode" in err and "--threads" in err
 
 
 def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, capsys, monkeypatch):
@@ -326,7 +328,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
     context = doc["context"]
-    assert f"interrupted: 2 of 2 configs stored as run {context['run_id']}, 1 of 2 profiled" in err
+    assert context["run_id"] in err  # the line names the run kept
     assert "Traceback" not in err and calls == [1, 2]
     assert doc["schema"] == "surrobench/diagnosis-v7" and context["interrupted"] is True
     (label,) = context["profiled"]
@@ -343,6 +345,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert all(f["kind"] in run_level for f in doc["findings"] if f["config"] and "b2" in f["config"])
     with ResultStore(db) as store:
         assert store.run_state(context["run_id"]) == "interrupted"
+        assert len(store.load_run(context["run_id"]).results) == 2  # both timed, one of them profiled
 
 
 def test_measure_s_is_checked_and_refused_where_nothing_is_measured(capsys):

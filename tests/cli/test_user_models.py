@@ -84,10 +84,10 @@ def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
     assert code == 3, capsys.readouterr().err
     errors = _errors(out)
     assert set(errors) == {"none", "text", "generator", "exits", "two_inputs"}  # fno2d ran ok
-    assert "returned NoneType, not a tensor" in errors["none"] and "returned str" in errors["text"]
+    assert "returned NoneType" in errors["none"] and "returned str" in errors["text"]
     assert "returned generator" in errors["generator"]
     assert "sys.exit(3)" in errors["exits"]
-    assert "example_inputs(batch, shape) hook" in errors["two_inputs"]
+    assert "example_inputs" in errors["two_inputs"]  # the hook that would take the second input
 
 
 def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
