@@ -46,7 +46,7 @@ def test_the_command_exits_3_for_a_failed_baseline_as_latency_optimize_does(tmp_
     common += ["--db", str(tmp_path / "c.db")]
     assert run_cli([*common, "--objective", "capacity", "--p99-ms", "50", "--max-batch", "1"]) == 3
     out = capsys.readouterr().out
-    assert "baseline: failed (ValueError: forward boom)" in out and "Traceback" not in out
+    assert "baseline: failed" in out and "ValueError: forward boom" in out and "Traceback" not in out
     assert run_cli([*common, "--processes", "0", "--budget-s", "1"]) == 3
 
 
@@ -60,7 +60,8 @@ def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_
     cli += ["--p99-ms", "50", "--db", str(tmp_path / "c.db")]
     for unused in (["--rounds", "3"], ["--processes", "2"]):
         assert run_cli([*cli, *unused]) == 2
-        assert f"so {unused[0]} does not apply" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and unused[0] in err and "does not apply" in err
     for unused in (dict(rounds=3), dict(processes=2)):
         with pytest.raises(UsageError, match=f"^{next(iter(unused))} is not taken by the capacity objective"):
             optimize("pinn-mlp", objective="capacity", p99_ms=50.0, **unused)

@@ -115,8 +115,8 @@ def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeyp
     out = tmp_path / "d.json"
     assert run_cli(["diagnose", "--run", RUN_ID, "--db", str(tmp_path / "r.db"), "--json", str(out)]) == 0
     printed = capsys.readouterr().out
-    once = f"({stored.measured_launches} measured, identical ones credited)"
-    assert f"counters: {len(stored.kernels)} kernel launches {once}, {stored.passes} passes" in printed
+    assert f"{len(stored.kernels)} kernel launches" in printed and f"{stored.passes} passes" in printed
+    assert f"({stored.measured_launches} measured" in printed
     assert "Nsight Compute counters" in printed and "its roofline bound" in printed
     assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
 

@@ -99,7 +99,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
     for dx in (base_dx, recipe_dx):
         assert dx.findings == () and [c["problems"] for c in dx.cannot_judge] == [["not_profiled"]]
     (line,) = [n for n in base_dx.warnings if "surrobench optimize measured threads=1" in n]
-    assert f"; run it: {program} run --model " in line and "--threads 1" in line and line.endswith(f" --db {db}")
+    assert f"{program} run --model " in line and "--threads 1" in line and line.endswith(f" --db {db}")
     assert not any("optimize measured" in n for n in recipe_dx.warnings)
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
     # the recipe's speedup pools its own pairing, the stacks it parented and the confirmation window; the
@@ -123,9 +123,9 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
     assert entry.recommended == () and entry.baseline.latency_ms is not None  # the baseline is still measured
     # the baseline alone took longer than the budget: the config says by how much
     (over,) = [n for n in entry.notes if n.startswith("ran ")]
-    assert "past the budget of 0.001 s" in over and entry.elapsed_s > 1e-3
+    assert "past the budget" in over and f"{request.budget_s:g} s" in over and entry.elapsed_s > 1e-3
     assert "the baseline's setup" in over and "compilation" not in over  # no candidate ran, none compiled
-    assert f"({entry.elapsed_s:.1f} s in all: profiling the top ops" in over  # no fresh process ran: not named
+    assert f"{entry.elapsed_s:.1f} s in all" in over and "profiling" in over  # no fresh process ran: not named
 
 
 def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(
@@ -193,7 +193,7 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
         assert store.load_run(cut.value.partial.baseline_run_id).results[0].latency_ms is not None
     from surrobench.report.optimize import recipe_lines
 
-    assert "the search was interrupted" in recipe_lines(cut.value.partial.to_json()["configs"][0])[0]
+    assert "interrupted" in recipe_lines(cut.value.partial.to_json()["configs"][0])[0]
 
 
 @pytest.mark.parametrize(
@@ -298,7 +298,7 @@ def test_ctrl_c_before_the_first_window_keeps_the_sizing_round_and_every_candida
     (entry,) = cut.value.partial.configs
     assert [(c.name, c.verdict) for c in entry.candidates] == [("cudagraph", "infeasible")]
     assert entry.cut_short and entry.baseline.iters == bench.SIZING_CALLS
-    assert "interrupted before the first timing window: no candidate timed" in entry.notes
+    assert any(n.startswith("interrupted before") for n in entry.notes)  # before the first window: the iters above
     # cudagraph does not run on the CPU: listed as a completed run lists it (not for cpu), not counted as judged
     assert entry.notes[-1] == "interrupted during the search: 0 candidate(s) judged, no recipe"
     assert off_device(cut.value.partial.to_json()["configs"][0]) == ["cudagraph"]
