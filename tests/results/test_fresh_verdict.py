@@ -43,7 +43,8 @@ def test_a_speedup_that_holds_in_fresh_processes_is_reproduced():
     check = judge_fresh(OPTIMIZED, _rounds([5.0, 5.02, 4.98], 0), _rounds([1.0, 1.0, 1.0], 1), units=STEADY, pairs=3)
     assert check.verdict == "reproduced" and 4.8 <= check.speedup.median <= 5.2
     assert check.baseline_ms[0] == pytest.approx(5.0, rel=0.02)
-    assert "pair by pair 4.99x, 5.04x, 4.99x" in check.reason
+    each = [b / r for b, r in zip(check.baseline_ms, check.recipe_ms)]  # pair by pair, as the reason gives them
+    assert each == pytest.approx([4.99, 5.04, 4.99], abs=0.005) and "4.99x, 5.04x, 4.99x" in check.reason
 
 
 def test_a_narrow_ci_missed_by_a_fraction_of_a_percent_is_reproduced_by_the_process_units():
@@ -64,8 +65,12 @@ def test_a_launch_bound_baseline_that_drifts_is_judged_against_the_spread_of_opt
     check = judge_fresh(claimed, base, recipe, units=windows, pairs=2)
     assert not 2.59 <= check.speedup.median <= 3.32  # it misses optimize's CI ...
     assert check.verdict == "reproduced" and "a difference beyond" not in check.reason  # ... not this
-    assert "inconclusive: wider than the noise floor" in check.reason  # its interval does not show agreement either
-    assert "baseline median moved 22%" in check.reason  # 0.46 / 0.38 - 1, with the planted jitter
+    agree = agreement(windows, [b / r for b, r in zip(check.baseline_ms, check.recipe_ms)])
+    wider = agree.ci95[0] < 1 / (1 + agree.margin()) or agree.ci95[1] > 1 + agree.margin()
+    assert not agree.faster() and not agree.slower() and wider  # its interval does not show agreement either
+    assert "inconclusive" in check.reason
+    spread = max(check.baseline_ms) / min(check.baseline_ms) - 1  # 0.46 / 0.38 - 1, with the planted jitter
+    assert spread == pytest.approx(0.22, abs=0.005) and "moved 22%" in check.reason
     # the same fresh pairs against steady windows at 3.6x: a real difference, not reproduced
     steady = judge_fresh(Speedup(3.6, (3.55, 3.65), 0.01), base, recipe, units=(3.6, 3.62, 3.58), pairs=2)
     assert steady.verdict == "not_reproduced" and "a difference beyond" in steady.reason
@@ -84,7 +89,8 @@ def test_a_baseline_that_drifts_against_steady_windows_is_named():
     # the eager baseline reads 2.5 ms in one process and 4 ms in others, where optimize's windows agreed on 5x
     check = judge_fresh(OPTIMIZED, _rounds([2.5, 4.0, 4.1], 0), _rounds([1.0, 1.01, 0.99], 1), units=STEADY, pairs=3)
     assert check.verdict == "not_reproduced" and check.speedup.median < 4.8
-    assert "baseline median moved 64%" in check.reason  # 4.1 / 2.5 - 1
+    spread = max(check.baseline_ms) / min(check.baseline_ms) - 1  # 4.1 / 2.5 - 1
+    assert spread == pytest.approx(0.64, abs=0.005) and "moved 64%" in check.reason
     # the interval drew whole processes: it is wide enough to hold both the slow and the fast baseline
     assert check.speedup.ci95[0] < 3.0 and check.speedup.ci95[1] > 3.9
 
@@ -92,7 +98,8 @@ def test_a_baseline_that_drifts_against_steady_windows_is_named():
 def test_a_clear_miss_is_not_reproduced():
     check = judge_fresh(OPTIMIZED, _rounds([2.0, 2.01, 1.99], 0), _rounds([1.0, 1.0, 1.0], 1), units=STEADY, pairs=3)
     assert check.verdict == "not_reproduced" and "a difference beyond" in check.reason
-    assert "(-60.0% against optimize's 5.00x" in check.reason  # speedup ~2.0 vs 5.0
+    assert check.speedup.median / OPTIMIZED.median - 1 == pytest.approx(-0.6, abs=5e-4)  # speedup ~2.0 vs 5.0
+    assert "-60.0%" in check.reason
     assert check.to_json()["speedup"]["ci95"][1] < 4.8
 
 
