@@ -46,7 +46,7 @@ def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
     prepared = prepare_model(oom, "cpu", 0)
     results = [run_config(cfg, prepared) for cfg in (_cfg(1), _cfg(2), _cfg(4))]
     assert [r.status for r in results] == ["ok", "oom", "ok"]
-    assert "OutOfMemoryError: CUDA out of memory" in results[1].error
+    assert "OutOfMemoryError" in results[1].error  # the type raised; the status "oom" above
     assert results[1].latency_ms is None
     assert results[1].input_shape == (2, 2, 8, 8)  # the failed config keeps its key for compare
 

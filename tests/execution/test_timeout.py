@@ -37,7 +37,7 @@ def test_a_config_over_its_limit_keeps_the_timed_calls_that_finished():
     kept = result.extra["timed_calls"]
     assert result.status == "timeout" and 1 <= kept < 40 and len(result.samples_ms) == kept
     assert result.latency_ms.median >= 50 and result.cold_start_ms is not None
-    assert f"after {kept} of 40 timed calls" in result.error and result.extra["timeout_s"] == 0.5
+    assert f"{kept} of 40" in result.error and result.extra["timeout_s"] == 0.5
 
 
 def test_a_forward_that_hangs_in_one_call_is_stopped_mid_call():
