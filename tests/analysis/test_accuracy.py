@@ -53,7 +53,7 @@ def test_bf16_precision_loss_is_rejected_by_both_rules():
     verdict = check_accuracy(cand, ref, fp64)
     assert not verdict.ok and verdict.decided_by == "rel_l2"
     assert verdict.rel_l2 > 0.1 and verdict.fp64_rmse > 10 * verdict.ref_fp64_rmse
-    assert "exceeds torch._dynamo's bound" in verdict.reason
+    assert "torch._dynamo" in verdict.reason  # the bound it exceeds; decided_by and rel_l2 above
 
 
 def test_fp16_overflow_is_rejected_as_nonfinite():

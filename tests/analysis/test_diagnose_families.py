@@ -15,6 +15,7 @@ from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagno
 from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of, is_copy
 from surrobench.analysis.roofline import RooflineOp, RooflineReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
+from surrobench.execution.failures import recorded_cause
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import SEVERITIES
 from surrobench.records.ops import OpStat, OpTable, categorize
@@ -92,7 +93,8 @@ def test_fno_ffts_get_fft_advice_not_group_norm_advice():
     c2r = _op("aten::_fft_c2r", "fft", 2.0, 0.4, gbps=600.0, flops=10**9)
     f = memory_bound(_evidence(5.0, r2c, c2r), TH)
     assert f.kind == "memory_bound"
-    assert "fft (aten::_fft_r2c, aten::_fft_c2r)" in f.action
+    (fft,) = [c for c in f.clauses if c.text.startswith(f"{family_of('aten::_fft_r2c').name} (")]  # family, ops
+    assert all(name in fft.text for name in ("aten::_fft_r2c", "aten::_fft_c2r"))
     for advice in ("power-of-2", "batch the transforms", "cufft_plan_cache", "half precision only at power-of-2"):
         assert advice in f.action
     assert "group" not in f.action.lower() and "NHWC" not in f.action
@@ -217,7 +219,9 @@ def test_fft_precision_failures_become_one_precision_mismatch():
     (f,) = [f for f in diagnose_run([], results) if f.kind == "precision_mismatch"]
     assert f.summary == "bf16 is not available for this model's FFTs; fp16 FFTs need power-of-2 sizes"
     assert [e.text for e in f.evidence] == [f"{r.precision} failed: {r.error}" for r in results[1:]]
-    assert "pad the grid to a power of 2" in f.action and f.estimated_gain_ms is None
+    causes = [recorded_cause(r.error, r.extra) for r in results[1:]]  # the failures' causes, as stored
+    assert [c.cause_id for c in causes] == ["fft_no_bf16", "fft_half_size"] and f.estimated_gain_ms is None
+    assert f.action == "; ".join(c.line for c in causes)  # each cause's line: keep fp32, or pad to a power of 2
 
 
 def test_graph_capture_failure_is_a_host_sync_finding():
@@ -418,5 +422,5 @@ def test_a_grid_sample_is_a_gather_at_the_grid_s_coordinates_without_index_advic
         assert family_of(name).name == "grid sampling"
     op = _op("aten::grid_sampler_2d", "concat/index/gather/scatter", 2.0, 0.5, gbps=300.0, flops=0)
     f = memory_bound(_evidence(4.0, op), TH)
-    assert "grid sampling (aten::grid_sampler_2d)" in f.action and "grid's points" in f.action
+    assert f"{family_of(op.name).name} ({op.name})" in f.action and "grid's points" in f.action
     assert "int32" not in f.action

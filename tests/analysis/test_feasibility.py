@@ -28,33 +28,35 @@ def _reason(name, cfg=None, probe=None, ranks=(4,), **kw):
 def test_cuda_remedies_on_the_cpu_say_so():
     for name in ("cudagraph", "tf32", "fp16", "cudnn_benchmark", "compile-reduce-overhead"):
         assert _reason(name, _cfg("cpu")).startswith("needs CUDA")
-    assert "on the CPU it is the default torch.compile" in _reason("compile-reduce-overhead", _cfg("cpu"))
+    assert "default torch.compile" in _reason("compile-reduce-overhead", _cfg("cpu"))
     assert _reason("bf16", _cfg("cpu")) is None
 
 
 def test_channels_last_needs_a_4d_input():
-    assert "4-D (B, C, H, W) inputs; this model's inputs are 3-D, 2-D" in _reason("channels_last", ranks=(3, 2))
+    reason = _reason("channels_last", ranks=(3, 2))
+    assert "4-D" in reason and "3-D, 2-D" in reason  # the rank it needs, the model's input ranks
     assert _reason("channels_last", ranks=(4,)) is None
 
 
 def test_cudnn_autotuning_needs_a_convolution():
-    assert "the forward runs no convolution" in _reason("cudnn_benchmark", probe=ProbeFacts())
+    assert "no convolution" in _reason("cudnn_benchmark", probe=ProbeFacts())
     assert _reason("cudnn_benchmark", probe=ProbeFacts(convolutions=4)) is None
 
 
 def test_cuda_graph_refused_when_forward_syncs_or_shapes_change():
     syncing = ProbeFacts(syncs=Counter({"item": 2}))
-    assert "synchronizes with the host (item x2)" in _reason("cudagraph", probe=syncing)
+    assert "(item x2)" in _reason("cudagraph", probe=syncing)  # the probe's sync, counted
     assert "change shape" in _reason("cudagraph", shapes_change=True)
     assert _reason("cudagraph") is None
 
 
 def test_half_precision_ffts():
     bf16 = ProbeFacts(ffts=[FftCall("fft_rfft2", "bfloat16", (64, 64))])
-    assert "cuFFT has no bf16 transform" in _reason("bf16", half_probe=bf16)
+    assert "cuFFT" in _reason("bf16", half_probe=bf16) and "no bf16" in _reason("bf16", half_probe=bf16)
     assert "PocketFFT" in _reason("bf16", _cfg("cpu"), half_probe=bf16)
     odd = ProbeFacts(ffts=[FftCall("fft_rfft2", "float16", (64, 64)), FftCall("fft_irfft2", "float16", (96, 64))])
-    assert "power-of-2 sizes; the forward's fft_irfft2 runs at 96x64" in _reason("fp16", half_probe=odd)
+    reason = _reason("fp16", half_probe=odd)
+    assert "power-of-2" in reason and "fft_irfft2" in reason and "96x64" in reason  # the rule, the call, its size
     pow2 = ProbeFacts(ffts=[FftCall("fft_rfft2", "float16", (64, 64))])
     assert _reason("fp16", half_probe=pow2) is None
     cast_back = ProbeFacts(ffts=[FftCall("fft_rfft2", "float32", (96, 64))])  # the model keeps its FFTs in fp32

@@ -121,7 +121,7 @@ def test_cpu_ops_without_gpu_events_mean_cupti_missing(tmp_path):
     events = [cpu_op("aten::conv2d", 0, 10, 1), runtime("cudaLaunchKernel", 2, 3, 1, ext=1)]
     r = analyze(tmp_path, events)
     assert r.status == "gpu_activities_missing"
-    assert "GPU activities missing (CUPTI?)" in r.message
+    assert "CUPTI" in r.message  # the status above, and the likely cause named
     assert r.devices == () and r.gaps is None
 
 
