@@ -78,7 +78,8 @@ def test_the_terminal_gets_one_table_and_the_replay_cost_per_measured_config(cou
     assert [c.header for c in table.columns] == list(COUNTER_COLUMNS)  # nothing dropped at 120 columns
     assert table.row_count == MAX_KERNEL_ROWS and "tf 256 b8" in str(table.title)
     (cost,) = [str(r) for r in out if not isinstance(r, Table)]
-    assert f"{len(counters.kernels)} kernel launches, {counters.passes} passes, 41.2 s under ncu" in cost
+    assert f"{len(counters.kernels)} kernel launches" in cost and f"{counters.passes} passes" in cost
+    assert f"{counters.ncu_wall_s:.1f} s under ncu" in cost  # 41.2 s
     console = Console(width=120, record=True, file=io.StringIO())
     for r in out:
         console.print(r)
