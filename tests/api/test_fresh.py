@@ -383,7 +383,7 @@ def test_the_search_runs_the_pair_it_kept_time_for_and_says_how_many_more_the_bu
     assert launched == ["confirm:baseline", "confirm:recipe"]
     assert entry.recommended == ("threads=1",) and entry.recipe_process_windows == 1
     note = next(n for n in entry.notes if "pair(s) of fresh processes" in n)
-    assert "include 1 of 2 pair(s)" in note and "; 1 pair(s) skipped: the budget left would not fit them" in note
+    assert "include 1 of 2 pair(s)" in note and "1 pair(s) skipped" in note and "budget" in note  # and why
 
 
 def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():

@@ -104,7 +104,7 @@ def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys,
     args = ["--model", "pinn-mlp", "--shape", "64", "--batch", "1,2", "--only", "threads=1", "--json", str(out)]
     code = run_cli(["optimize", *args, "--markdown", str(md), "--db", str(db), *FAST])
     err = capsys.readouterr().err
-    assert code == EXIT_INTERRUPTED and "interrupted: 1 of 2 configs optimized" in err
+    assert code == EXIT_INTERRUPTED and "interrupted" in err  # 1 of 2 configs: the document below
     doc = json.loads(out.read_text())
     assert doc["interrupted"] is True and len(doc["configs"]) == 1 and doc["configs"][0]["batch"] == 1
     first = stored_line(doc).splitlines()[0]  # rendered from the fields above

@@ -82,7 +82,8 @@ def test_fresh_processes_without_a_speedup_never_reproduce():
     claimed = Speedup(1.15, (1.08, 1.20), 0.01)
     check = judge_fresh(claimed, _rounds([9.33, 10.6], 0), _rounds([10.01, 9.2], 1), units=(1.1, 1.2), pairs=2)
     assert check.speedup.ci95[0] < 1.0
-    assert check.verdict in ("overlaps", "not_reproduced") and "show no speedup beyond their noise" in check.reason
+    assert check.verdict in ("overlaps", "not_reproduced") and not check.speedup.faster()
+    assert "no speedup" in check.reason
 
 
 def test_a_baseline_that_drifts_against_steady_windows_is_named():
@@ -125,6 +126,6 @@ def test_a_stored_fresh_object_is_judged_by_the_same_rule():
     verdict, reason = fresh_verdict(
         Speedup(3.09, (2.59, 3.32), 0.01), fresh, (0.38, 0.46), (0.171, 0.172), (3.0, 2.6, 3.2)
     )
-    assert verdict == "reproduced" and "pair by pair 2.22x, 2.67x" in reason
+    assert verdict == "reproduced" and "2.22x, 2.67x" in reason  # 0.38 / 0.171, 0.46 / 0.172
     with pytest.raises(ValueError, match="recipe processes"):
         fresh_verdict(OPTIMIZED, fresh, (), (), ())
