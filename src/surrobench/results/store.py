@@ -505,17 +505,18 @@ class ResultStore:
             StoreWriteError: the write failed, in place too."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
+        update = "UPDATE runs SET state = ? WHERE run_id = ?"
         try:
             with self._writing():
-                self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+                self.conn.execute(update, (state, run_id))
         except StoreWriteError as exc:
             mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if exc.cause != "disk full" or mode == "memory":
-                raise
-            if self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":  # WAL: not switched
-                raise
+            in_place = "PRAGMA journal_mode = MEMORY"
+            if exc.cause != "disk full" or mode == "memory" or self.conn.execute(in_place).fetchone()[0] != "memory":
+                raise  # another cause, in place already, or a journal mode that does not switch (WAL)
             try:
-                self.finish_run(run_id, state)  # once more, in place
+                with self._writing():  # once more, in place
+                    self.conn.execute(update, (state, run_id))
             finally:
                 self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
