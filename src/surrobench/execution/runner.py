@@ -109,7 +109,8 @@ def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, *
     ``inputs``, ``extra`` the settings ``cfg`` changes and ``measured``'s."""
     config = {key: getattr(cfg, key) for key in ("model", "batch", "precision", "device", "mode", "warmup", "iters")}
     config |= {"shape_label": cfg.shape.label(), "input_shape": inputs[0].shape if inputs else ()}
-    return ConfigResult.of({**config, "settings": cfg.changed()}, inputs=inputs, status=status, **measured)
+    config["settings"] = cfg.changed()
+    return ConfigResult.of(config, inputs=inputs, status=status, **measured)
 
 
 def free_device(device: str) -> None:
