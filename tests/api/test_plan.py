@@ -12,7 +12,7 @@ from surrobench.api.profile import profile_run
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution import sweep as sweep_module
 from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep
-from surrobench.records.run import result_from_json
+from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 
@@ -53,7 +53,7 @@ def test_stored_results_carry_their_config_ids(swept):
     assert {r.key(): r.config_id for r in loaded.results} == {r.key(): r.config_id for r in record.results}
     first = record.results[0]
     assert "config_id" not in first.to_json()  # run-v2 keys only
-    from_file = result_from_json(first.to_json())
+    from_file = ConfigResult.of(first.to_json())
     assert from_file.config_id is None
     assert replace(from_file, config_id=first.config_id) == from_file  # not part of equality
 

@@ -38,11 +38,11 @@ def _lines(result) -> tuple[list[dict], list[str], dict]:
     return failed, quiet_configs(list(result.findings), runs, failed), checks
 
 
-def diagnosis_markdown(result) -> str:
-    """``--markdown`` of a :class:`surrobench.api.diagnose.Diagnosis`, a cut-short one's too (:func:`_lines`), its
-    title then saying so (``context.interrupted``)."""
+def diagnosis_markdown(result, lines: tuple | None = None) -> str:
+    """``--markdown`` of a :class:`surrobench.api.diagnose.Diagnosis`, a cut-short one's too, its title then saying
+    so (``context.interrupted``); ``lines``: its :func:`_lines` where built already."""
     cut = " (interrupted: what was read before the signal)" if result.context.get("interrupted") else ""
-    return findings_section_markdown(list(result.findings), result.title + cut, *_lines(result))
+    return findings_section_markdown(list(result.findings), result.title + cut, *(lines or _lines(result)))
 
 
 @app.command(markdown=diagnosis_markdown)
@@ -114,8 +114,9 @@ def diagnose(
         )
     if result.cross_rank is not None:
         console.print(cross_rank_rich(result.cross_rank, console.width))
-    findings, context, (failed, quiet, checks) = list(result.findings), result.context, _lines(result)
-    write_output(markdown, diagnosis_markdown(result) if markdown else "", "--markdown")
+    context = result.context
+    failed, quiet, checks = _lines(result)
+    write_output(markdown, diagnosis_markdown(result, (failed, quiet, checks)) if markdown else "", "--markdown")
     write_json(json_out, result.to_json())  # the documents first: a signal while the tables print must not lose them
     print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     # the headline: a config that failed has nothing to diagnose; then why a verdict is held back, before the verdicts
@@ -124,9 +125,9 @@ def diagnose(
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
     shown = findings_renderables(
-        findings, result.title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
+        list(result.findings), result.title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
     )
-    for renderable in shown if findings or not result.cannot_judge else ():  # "cannot judge" said it, not "none"
+    for renderable in shown if result.findings or not result.cannot_judge else ():  # "cannot judge" said it, not "none"
         console.print(renderable)
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)

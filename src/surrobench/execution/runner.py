@@ -91,9 +91,7 @@ def error_text(exc: BaseException) -> str:
 
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
     """``cfg`` recorded with ``status`` and :func:`error_text`; ``inputs`` when built before the failure."""
-    return config_result(
-        cfg, inputs, status, error=error_text(exc), extra={**cfg.changed(), **failure_extra(exc, cfg.device)}
-    )
+    return config_result(cfg, inputs, status, error=error_text(exc), extra=failure_extra(exc, cfg.device))
 
 
 def planned_label(cfg: ExecConfig, prepared: PreparedModel) -> str:
@@ -103,25 +101,16 @@ def planned_label(cfg: ExecConfig, prepared: PreparedModel) -> str:
         built = make_input_sets(prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=1)
     except (Exception, SystemExit):  # the model's own inputs hook: any exception type
         return cfg.label()
-    return config_result(cfg, input_specs(built[0]), "ok", error=None, extra=cfg.changed()).label()
+    return config_result(cfg, input_specs(built[0]), "ok", error=None).label()
 
 
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
-    """The one constructor of a measured :class:`ConfigResult` (``input_shape``: the first of ``inputs``)."""
-    return ConfigResult(
-        model=cfg.model,
-        shape_label=cfg.shape.label(),
-        input_shape=inputs[0].shape if inputs else (),
-        inputs=inputs,
-        batch=cfg.batch,
-        precision=cfg.precision,
-        device=cfg.device,
-        mode=cfg.mode,
-        status=status,
-        warmup=cfg.warmup,
-        iters=cfg.iters,
-        **measured,
-    )
+    """A measured :class:`ConfigResult` of ``cfg`` (:meth:`ConfigResult.of`): ``input_shape`` the first of
+    ``inputs``, ``extra`` the settings ``cfg`` changes and ``measured``'s."""
+    config = {key: getattr(cfg, key) for key in ("model", "batch", "precision", "device", "mode", "warmup", "iters")}
+    config |= {"shape_label": cfg.shape.label(), "input_shape": inputs[0].shape if inputs else ()}
+    config["settings"] = cfg.changed()
+    return ConfigResult.of(config, inputs=inputs, status=status, **measured)
 
 
 def free_device(device: str) -> None:
@@ -229,7 +218,6 @@ def timed_result(
             "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
             "input_sets": cfg.input_sets,
             "seed": cfg.seed,
-            **cfg.changed(),
         }
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries

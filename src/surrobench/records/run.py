@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
@@ -165,6 +165,37 @@ class ConfigResult:
     inputs: tuple[InputSpec, ...] = ()
     extra: dict = field(default_factory=dict)
     config_id: int | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, config: Mapping, rounds: int = 1, **known) -> ConfigResult:
+        """The one constructor of a result, measured or read back: ``config`` the config as a JSON object holds it
+        (a run JSON entry of any version, which makes this the inverse of :meth:`to_json`; a database row, its JSON
+        columns read; an optimize config; the runner's config), ``known`` what the caller measured or read
+        otherwise, as it is (``extra`` added to the one read).
+
+        Read from ``config``: every field it holds under the field's name, the samples as tuples, ``latency_ms``
+        and ``device_ms`` from their JSON objects; ``inputs``, before run-v2 the primary ``input_shape`` alone
+        (:func:`~surrobench.records.config.inputs_of`); ``shape_label`` where not kept, the executed shape
+        (``2x3x64x64``); ``warmup`` and ``iters`` where not kept, 0; ``throughput``'s two rates; into ``extra``,
+        ``settings`` (run-v3, optimize, runner), ``rounds`` (run-v3's own, else ``rounds``, the run's
+        ``env["rounds"]``, where over 1), ``rounds_planned`` where set and a multi-process row's
+        :data:`MULTI_RANK_KEYS`."""
+        shape = tuple(config["input_shape"])
+        read = {"shape_label": "x".join(map(str, shape)), "warmup": 0, "iters": 0, "extra": {}}  # where not kept
+        read |= {f.name: config[f.name] for f in fields(cls) if f.name in config}
+        rates = config.get("throughput", {})  # a run JSON entry's
+        read |= {key: rates[key] for key in ("samples_per_s", "points_per_s") if key in rates}
+        for key in ("latency_ms", "device_ms"):
+            read[key] = LatencyStats.from_json(read[key]) if read.get(key) else None
+        for key in ("samples_ms", "device_samples_ms"):
+            read[key] = tuple(read.get(key, ()))
+        rounds = config.get("rounds", rounds)  # run-v3: its own
+        extra = {**read["extra"], **({"rounds": rounds} if rounds > 1 else {}), **config.get("settings", {})}
+        if config.get("rounds_planned"):
+            extra["rounds_planned"] = config["rounds_planned"]
+        extra |= {key: config[key] for key in MULTI_RANK_KEYS if key in config}
+        read |= {"input_shape": shape, "inputs": inputs_of(config), "extra": extra | known.pop("extra", {})}
+        return cls(**(read | known))
 
     def shape_text(self) -> str:
         """Every executed input, ``2x3x64x64`` (batch included where the input has one, e.g. not DeepONet's
@@ -502,44 +533,6 @@ DOCUMENTS = {schemas.RUN: _run(_V3, scaling=True), schemas.RUN_V4: _run(_V3), sc
 DOCUMENTS |= {schemas.RUN_V2: _run(_V2), schemas.RUN_V1: _run(_V1)}
 
 
-def identity_from_json(d: dict) -> dict:
-    """The identity fields of a :class:`ConfigResult` in a JSON config object (a run result, an optimize config):
-    model, the executed ``input_shape`` (also as ``shape_label``, ``2x3x64x64``), batch, precision, device, mode
-    and ``inputs`` (:func:`~surrobench.records.config.inputs_of`)."""
-    shape = tuple(d["input_shape"])
-    same = {key: d[key] for key in ("model", "batch", "precision", "device", "mode")}
-    return same | {"shape_label": "x".join(map(str, shape)), "input_shape": shape, "inputs": inputs_of(d)}
-
-
-def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
-    """Inverse of :meth:`ConfigResult.to_json` for one entry of a checked document (the ladder label becomes the
-    executed shape, ``2x3x64x64``). ``rounds``: the run's ``env["rounds"]``, kept in ``extra``, unless the entry
-    has its own (run-v3)."""
-    if "settings" in d:  # run-v3
-        rounds = d["rounds"]
-        own = {**d["settings"], **({"rounds_planned": d["rounds_planned"]} if d["rounds_planned"] else {})}
-    else:
-        own = {}
-    throughput = d["throughput"]
-    return ConfigResult(
-        **identity_from_json(d),
-        status=d["status"],
-        error=d["error"],
-        warmup=d["warmup"],
-        iters=d["iters"],
-        cold_start_ms=d["cold_start_ms"],
-        latency_ms=LatencyStats.from_json(d["latency_ms"]) if d["latency_ms"] else None,
-        device_ms=LatencyStats.from_json(d["device_ms"]) if d["device_ms"] else None,
-        samples_per_s=throughput.get("samples_per_s"),
-        points_per_s=throughput.get("points_per_s"),
-        peak_mem_bytes=d["peak_mem_bytes"],
-        peak_reserved_bytes=d["peak_reserved_bytes"],
-        top_op=d["top_op"],
-        samples_ms=tuple(d["samples_ms"]),
-        extra={**({"rounds": rounds} if rounds > 1 else {}), **own, **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
-    )
-
-
 def run_from_json(d: object) -> RunRecord:
     """Inverse of :meth:`RunRecord.to_json`, after checking it (:data:`DOCUMENTS`).
 
@@ -552,7 +545,7 @@ def run_from_json(d: object) -> RunRecord:
         created=d["created"],
         tag=d.get("tag"),
         env=d["env"],
-        results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
+        results=tuple(ConfigResult.of(r, d["env"].get("rounds", 1)) for r in d["results"]),
     )
 
 

@@ -40,8 +40,9 @@ def speedup_note(rounds: int | None) -> str:
 
 def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: str, break_even: str, reason: str):
     """One row by column key of :data:`COLUMNS`: ``d``'s timing cells and the given ones."""
-    peak, top = d["peak_mem_bytes"], d["top_op"]
+    peak = d["peak_mem_bytes"]
     mib = fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+    top = d["top_op"]
     top_op = f"{top['name']} {top['share']:.0%}" if top else "-"
     row = {"name": name, "verdict": verdict, "median": fmt(d["median_ms"], ".3f"), "p95": fmt(d["p95_ms"], ".3f")}
     row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": fmt(baseline_ms, ".3f"), "speedup": speedup}
@@ -73,9 +74,10 @@ def _drawn_over(recipe: dict) -> str:
     """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts: `` ratio of the
     medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``; empty without
     windows. Pooled, it need not lie between the windows' own speedups when their levels drift."""
-    windows, processes = recipe["windows"], recipe["process_windows"]
+    windows = recipe["windows"]
     if not windows:
         return ""
+    processes = recipe["process_windows"]
     if processes:
         pairs = "a pair" if processes == 1 else "pairs"
         where = f" ({windows - processes} in this process, {processes} in {pairs} of fresh processes)"

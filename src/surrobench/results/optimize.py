@@ -26,7 +26,7 @@ import numpy as np
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.run import ConfigResult, identity_from_json
+from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
 from surrobench.records.paired import Speedup, PairedSamples
@@ -338,17 +338,14 @@ def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) 
     median, p95 = d.get("median_ms"), d.get("p95_ms")
     latency = None if median is None else LatencyStats(median, p95 if p95 is not None else nan, *[nan] * 6, (nan, nan))
     setup_s = d.get("setup_s")
-    return ConfigResult(
-        **identity_from_json(entry),
+    return ConfigResult.of(
+        entry,
         status=status if median is not None or error is None else "error",
         error=error,
-        warmup=0,
-        iters=0,
         cold_start_ms=setup_s * 1e3 if setup_s is not None else None,
         latency_ms=latency,
         peak_mem_bytes=d.get("peak_mem_bytes"),
         top_op=d.get("top_op"),
-        extra=dict(entry.get("settings", {})),
     )
 
 

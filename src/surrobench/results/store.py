@@ -26,9 +26,7 @@ import psutil
 
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.records import schemas
-from surrobench.records.config import InputSpec
 from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
-from surrobench.records.stats import LatencyStats
 
 DEFAULT_DB = "surrobench.db"
 
@@ -180,8 +178,10 @@ _PLAIN_CONFIG_COLUMNS = tuple(
     "model shape_label batch precision device mode status error warmup iters cold_start_ms samples_per_s points_per_s"
     " peak_mem_bytes peak_reserved_bytes".split()
 )
-_CONFIG_COLUMNS = (*_PLAIN_CONFIG_COLUMNS, "input_shape_json", "latency_json", "device_json", "top_op_json")
-_CONFIG_COLUMNS += ("extra_json", "inputs_json")
+#: The JSON columns of a config row by the :class:`ConfigResult` field each holds (:meth:`ConfigResult.of` reads them).
+_JSON_COLUMNS = {"input_shape": "input_shape_json", "latency_ms": "latency_json", "device_ms": "device_json"}
+_JSON_COLUMNS |= {"top_op": "top_op_json", "extra": "extra_json", "inputs": "inputs_json"}
+_CONFIG_COLUMNS = (*_PLAIN_CONFIG_COLUMNS, *_JSON_COLUMNS.values())
 
 
 def named(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> sqlite3.Cursor:
@@ -505,17 +505,18 @@ class ResultStore:
             StoreWriteError: the write failed, in place too."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
+        update = "UPDATE runs SET state = ? WHERE run_id = ?"
         try:
             with self._writing():
-                self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+                self.conn.execute(update, (state, run_id))
         except StoreWriteError as exc:
             mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if exc.cause != "disk full" or mode == "memory":
-                raise
-            if self.conn.execute("PRAGMA journal_mode = MEMORY").fetchone()[0] != "memory":  # WAL: not switched
-                raise
+            in_place = "PRAGMA journal_mode = MEMORY"
+            if exc.cause != "disk full" or mode == "memory" or self.conn.execute(in_place).fetchone()[0] != "memory":
+                raise  # another cause, in place already, or a journal mode that does not switch (WAL)
             try:
-                self.finish_run(run_id, state)  # once more, in place
+                with self._writing():  # once more, in place
+                    self.conn.execute(update, (state, run_id))
             finally:
                 self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
@@ -615,21 +616,10 @@ class ResultStore:
         results, sql = [], "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter"
         for row in rows:
             samples = named(self.conn, sql, (row["config_id"],)).fetchall()
-            latency, device = _load(row["latency_json"]), _load(row["device_json"])
-            results.append(
-                ConfigResult(
-                    **{k: row[k] for k in _PLAIN_CONFIG_COLUMNS},
-                    input_shape=tuple(json.loads(row["input_shape_json"])),
-                    latency_ms=LatencyStats.from_json(latency) if latency else None,
-                    device_ms=LatencyStats.from_json(device) if device else None,
-                    top_op=_load(row["top_op_json"]),
-                    samples_ms=tuple(s["latency_ms"] for s in samples),
-                    device_samples_ms=tuple(s["device_ms"] for s in samples if s["device_ms"] is not None),
-                    extra=json.loads(row["extra_json"]),
-                    inputs=tuple(InputSpec.from_json(spec) for spec in json.loads(row["inputs_json"])),
-                    config_id=row["config_id"],
-                )
-            )
+            config = dict(row) | {field: _load(row[column]) for field, column in _JSON_COLUMNS.items()}
+            config["samples_ms"] = [s["latency_ms"] for s in samples]
+            config["device_samples_ms"] = [s["device_ms"] for s in samples if s["device_ms"] is not None]
+            results.append(ConfigResult.of(config))
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
         schemas.check(run.to_json(), RUN_DOCUMENTS)  # the same checks as a run JSON file: renderers trust what they get
         return run

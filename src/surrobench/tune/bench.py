@@ -218,7 +218,8 @@ class DeviceBench:
         check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
         if baseline.nonfinite:  # measured as run does by the caller: status nonfinite, no recipe
             raise ValueError(nonfinite_message(baseline.nonfinite))
-        sizing, since = None, cpu_times()
+        sizing = None
+        since = cpu_times()
         try:
             warmup, iters, sizing = round_size(baseline, cfg.warmup, cfg.iters)
             reference, fp64, fp64_note = reference_outputs(cfg, prepared)

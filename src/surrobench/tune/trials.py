@@ -144,7 +144,8 @@ class Trials:
         left = self.budget_end - windows - pair - self.clock()
         if need <= left:
             return None
-        kept, what = windows + pair, "windows and fresh processes" if pair else "windows"
+        kept = windows + pair
+        what = "windows and fresh processes" if pair else "windows"
         reserve = f"{kept:.0f} s kept for the recipe's confirmation {what}" if kept >= 0.5 else ""
         budget = f"budget of {self.budget_s:g} s"
         if need <= 0 or left <= 0:  # what is left of it, if any, is kept
@@ -155,7 +156,8 @@ class Trials:
         """One window of ``handles`` with the baseline, recorded in :attr:`paired`, ended once :meth:`deadline`
         passes when :attr:`bounded` or ``cut``; raises what the bench's did."""
         baseline = self.bench.baseline
-        first, started = len(baseline.rounds), self.clock()
+        first = len(baseline.rounds)
+        started = self.clock()
         stop = (lambda: self.clock() >= self.deadline()) if self.bounded or cut else None
         self.bench.window(handles, stop)
         self.last_window_s = self.clock() - started
@@ -176,7 +178,8 @@ class Trials:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
         ``accepted`` when faster than the one it would replace; ``cut``: its window ends at the deadline
         (:meth:`window`). Returns (its result, its handle when timed)."""
-        started, bench = self.clock(), self.bench
+        bench = self.bench
+        started = self.clock()
         try:
             handle = bench.open(recipe)
         except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
