@@ -41,8 +41,8 @@ def test_import_surrobench_is_cheap_and_lazy():
 
 
 def test_the_zoo_names_listed_are_the_zoo():
-    from surrobench.workload.zoo import surrogate_names
+    from surrobench.workload.zoo import all_surrogates
 
     listed = re.search(r"a zoo name \((.*?); `surrobench models` lists them\)", DOC.read_text(), re.S)
     assert listed, "docs/api.md no longer lists the zoo names"
-    assert sorted(re.findall(r"`([^`]+)`", listed.group(1))) == sorted(surrogate_names())
+    assert sorted(re.findall(r"`([^`]+)`", listed.group(1))) == sorted(s.info.name for s in all_surrogates())

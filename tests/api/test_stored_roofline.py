@@ -5,6 +5,7 @@ HTML roofline the estimated points."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from synthetic import config, latency_samples, run
@@ -137,5 +138,7 @@ def test_a_run_that_no_config_of_was_profiled_says_its_diagnosis_is_run_level_on
     timed = diagnose(run=record.run_id, db=db)
     assert timed.title == f"diagnosis of run {record.run_id} on Test CPU ({RUN_LEVEL_ONLY})"
     assert [c["problems"] for c in timed.cannot_judge] == [["not_profiled"]]  # "cannot judge", not "no findings"
+    back = type(timed).from_json(json.loads(json.dumps(timed.to_json())))  # the document reads into the same type
+    assert back.to_json() == timed.to_json() and back.cannot_judge == timed.cannot_judge and back.run is None
     _planted(db)
     assert RUN_LEVEL_ONLY not in diagnose(run=RUN_ID, db=db).title

@@ -158,10 +158,10 @@ def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_
 
 def test_scenario_models_resolve_but_stay_out_of_the_zoo():
     from surrobench.workload.loader import resolve_model
-    from surrobench.workload.zoo import surrogate_names
+    from surrobench.workload.zoo import all_surrogates
 
     assert resolve_model("scenario:tiny-mlp").info.name == "scenario:tiny-mlp"
-    assert not any(n.startswith("scenario:") for n in surrogate_names())
+    assert not any(s.info.name.startswith("scenario:") for s in all_surrogates())
 
 
 def _perf_doc(*views):

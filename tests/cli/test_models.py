@@ -6,7 +6,7 @@ import json
 
 
 from conftest import run_cli
-from surrobench.workload.zoo import surrogate_names
+from surrobench.workload.zoo import all_surrogates
 
 
 def test_models_table_and_json(tmp_path, capsys, monkeypatch):
@@ -16,7 +16,7 @@ def test_models_table_and_json(tmp_path, capsys, monkeypatch):
     stdout = capsys.readouterr().out
     data = json.loads(out_path.read_text())
     assert data["schema"] == "surrobench/models-v1"
-    assert [m["name"] for m in data["models"]] == surrogate_names()
+    assert [m["name"] for m in data["models"]] == [s.info.name for s in all_surrogates()]
     for model in data["models"]:
         assert set(model) == {"name", "paper", "layout", "parameters", "point_kind", "default_size"}
         assert model["parameters"] > 0

@@ -7,7 +7,7 @@ import torch
 
 from surrobench.errors import UsageError
 from surrobench.workload.spec import ShapeSpec
-from surrobench.workload.zoo import all_surrogates, describe, get_surrogate, surrogate_names
+from surrobench.workload.zoo import all_surrogates, describe, get_surrogate
 from surrobench.workload.zoo.meshgraphnet import grid_mesh_edges
 
 CPU = torch.device("cpu")
@@ -116,7 +116,6 @@ def test_mesh_edges_are_bidirectional_and_batched_disjointly():
 
 
 def test_registry():
-    assert surrogate_names() == NAMES
     assert [s.info.name for s in all_surrogates()] == NAMES
     with pytest.raises(UsageError, match="known: fno2d, unet2d"):
         get_surrogate("fno3d")

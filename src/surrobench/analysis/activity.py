@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline
+from surrobench.trace.model import MISSING, HostMemory, Timeline
 
 KERNEL, MEMCPY, MEMSET = 0, 1, 2
 OP_TYPE_NAMES = ("kernel", "memcpy", "memset")
@@ -92,14 +92,6 @@ def take(column: np.ndarray, rows: np.ndarray, fill: int = -1) -> np.ndarray:
 def call_mask(tl: Timeline, names: frozenset[str]) -> np.ndarray:
     """Bool mask over ``tl.api_calls`` of calls named in ``names``."""
     return tl.name_mask(tl.api_calls.name_id, names.__contains__)
-
-
-def is_h2d(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
-    return (act.op_type[rows] == MEMCPY) & (act.copy_kind[rows] == CopyKind.H2D)
-
-
-def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
-    return (act.op_type[rows] == MEMCPY) & (act.copy_kind[rows] == CopyKind.D2H)
 
 
 def launching_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:

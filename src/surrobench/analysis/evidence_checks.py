@@ -172,8 +172,3 @@ def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) ->
         head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
         out.append(replace(f, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
     return out
-
-
-def cannot_judge(context: dict) -> list[dict]:
-    """The checks of a diagnosis ``context`` (``context.evidence_checks``) whose verdict is ``cannot_judge``."""
-    return [c for c in (context.get("evidence_checks") or {}).values() if c["verdict"] == "cannot_judge"]

@@ -12,8 +12,8 @@ import numpy as np
 
 from surrobench.records import intervals
 from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, OP_TYPE_NAMES, STREAM_WAIT_CALLS, SYNC_CALLS, GpuActivity
-from surrobench.analysis.activity import call_mask, enclosing_top_level, host_op_chains, is_d2h, is_h2d, take
-from surrobench.trace.model import Timeline
+from surrobench.analysis.activity import MEMCPY, call_mask, enclosing_top_level, host_op_chains, take
+from surrobench.trace.model import CopyKind, Timeline
 
 DEFAULT_GAP_THRESHOLD_NS = 5_000
 """Shortest gap listed: 4x the GPU-side scheduling gap (docs/benchmarks/trace-analysis.md, "The gap threshold")."""
@@ -136,8 +136,8 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, 
             graph & (l0 < g0),
             graph,
             sync >= 0,
-            is_h2d(act, nxt),
-            is_d2h(act, prev),
+            (act.op_type[nxt] == MEMCPY) & (act.copy_kind[nxt] == CopyKind.H2D),
+            (act.op_type[prev] == MEMCPY) & (act.copy_kind[prev] == CopyKind.D2H),
             in_collective,
             has & (l1 > g0),
             has & (wait >= 0),

@@ -18,7 +18,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
-from surrobench.analysis.evidence_checks import EvidenceCheck, cannot_judge, check_evidence, check_trace, qualify
+from surrobench.analysis.evidence_checks import EvidenceCheck, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
 from surrobench.analysis.feasibility import inapplicable
@@ -54,29 +54,20 @@ from surrobench.trace import load_trace
 
 
 @dataclass(frozen=True)
-class Diagnosis:
-    """Ranked findings and what was diagnosed: ``findings`` most severe first, ``title`` one line naming what was
-    diagnosed, ``warnings`` notes for the user, ``run`` the run (None for a trace), ``cross_rank`` the report of a
-    multi-rank trace (else None). ``context``: a workload's :func:`workload_context` (a stored run's without
-    ``device_name``: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks, and
-    ``evidence_checks``: :mod:`surrobench.analysis.evidence_checks`, ``{label or trace: check}``)."""
+class Diagnosis(DiagnosisDocument):
+    """The diagnosis document (:class:`surrobench.records.findings.Diagnosis`: ``findings`` ranked, most severe
+    first) with, not written to it, ``title`` one line naming what was diagnosed, ``run`` the run (None for a trace),
+    ``cross_rank`` the report of a multi-rank trace (else None). ``context``: a workload's :func:`workload_context` (a
+    stored run's without ``device_name``: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several
+    ranks, and ``evidence_checks``: :mod:`surrobench.analysis.evidence_checks`, ``{label or trace: check}``)."""
 
-    findings: tuple[Finding, ...]
-    context: dict
-    title: str
-    warnings: tuple[str, ...] = ()
+    title: str = ""
     run: RunRecord | None = None
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
         """``surrobench/diagnosis-v7``: ``{"schema", "context", "findings", "warnings"}``."""
         return DiagnosisDocument(self.context, self.findings, self.warnings).to_json()
-
-    @property
-    def cannot_judge(self) -> list[dict]:
-        """The evidence checks (``context.evidence_checks``) with nothing to judge: no op, or a CUDA profile with no
-        kernel (:mod:`surrobench.analysis.evidence_checks`)."""
-        return cannot_judge(self.context)
 
 
 def failed_configs_json(results) -> list[dict]:
@@ -165,7 +156,7 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": profiled}
     _not_profiled(context, record, context["profiled"])
-    cut.partial = Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
+    cut.partial = Diagnosis(context, tuple(findings), tuple(warnings), _title(record), record)
     return cut
 
 
@@ -546,7 +537,9 @@ def diagnose(
                 raise UsageError.bad("system", f": a system view describes one process, not {n} rank traces")
             result = analyze_rank_traces(rank_files, thresholds, workers=workers, dask_scheduler=dask_scheduler)
             context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
-            return Diagnosis(result.findings, context, f"diagnosis of {n} rank traces", cross_rank=result.cross_rank)
+            return Diagnosis(
+                context, result.findings, (), f"diagnosis of {n} rank traces", cross_rank=result.cross_rank
+            )
         trace = paths[0]
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
@@ -555,11 +548,11 @@ def diagnose(
         context = {"trace": str(trace), "evidence_checks": {str(trace): check_trace(timeline).to_json()}}
         context |= {"cross_rank": ranks.to_dict()} if ranks is not None else {}
         warned = tuple(trace_warnings(timeline))
-        return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", warned, cross_rank=ranks)
+        return Diagnosis(context, tuple(findings), warned, f"diagnosis of {trace}", cross_rank=ranks)
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
-        return Diagnosis(tuple(findings), context, _title(run, run_level_only=True), tuple(warnings), run)
+        return Diagnosis(context, tuple(findings), tuple(warnings), _title(run, run_level_only=True), run)
     run = run.run_id if isinstance(run, RunRecord) else run
     rerun = (program, None if db is None or Path(db) == Path(DEFAULT_DB) else str(db))  # the default: not named
     if run is not None:
@@ -570,7 +563,7 @@ def diagnose(
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
         only = bool(_not_profiled(context, record, {ev.label for ev in evidence})) and not evidence
-        return Diagnosis(tuple(findings), context, _title(record, only), tuple(warnings), record)
+        return Diagnosis(context, tuple(findings), tuple(warnings), _title(record, only), record)
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
@@ -590,4 +583,4 @@ def diagnose(
         )
     asked = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
     context = {**workload_context(record, evidence), "measure_s": asked}
-    return Diagnosis(tuple(findings), context, _title(record), tuple(warnings), record)
+    return Diagnosis(context, tuple(findings), tuple(warnings), _title(record), record)

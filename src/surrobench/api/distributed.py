@@ -23,7 +23,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -282,12 +281,6 @@ def _rows(
     return rows
 
 
-def _save(store: ResultStore, run_id: str, rows: list[ConfigResult], on_result: Callable) -> None:
-    for row in rows:
-        store.add_result(run_id, row)
-        on_result(row)
-
-
 def _together(
     plan: SweepPlan,
     store: ResultStore | None,
@@ -296,7 +289,6 @@ def _together(
     env: RankEnv,
     groups: RankGroups,
     parallel: str,
-    on_result: Callable[[ConfigResult], None],
 ) -> None:
     """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
     request, configs = plan.request, plan.configs
@@ -322,7 +314,8 @@ def _together(
                 continue
             ranks = [g[0] for g in gathered]
             comm = [g[1] for g in gathered] if any(g[1].sum() > 0 for g in gathered) else []
-            _save(store, run_id, _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel), on_result)
+            for row in _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel):
+                store.add_result(run_id, row)
 
 
 def _spread(
@@ -331,7 +324,6 @@ def _spread(
     run_id: str,
     facts: list[dict],
     env: RankEnv,
-    on_result: Callable[[ConfigResult], None],
 ) -> None:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
@@ -348,7 +340,7 @@ def _spread(
             rounds[i].append(run_config(cfg, prepared[cfg.model]))
             if round_index == request.rounds - 1:
                 where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
-                _save(store, run_id, [placed(merge_rounds(rounds[i]), where)], on_result)
+                store.add_result(run_id, placed(merge_rounds(rounds[i]), where))
 
 
 def run_on_ranks(
@@ -358,7 +350,6 @@ def run_on_ranks(
     env: RankEnv,
     *,
     command: str | None = None,
-    on_result: Callable[[ConfigResult], None] = lambda r: None,
 ) -> RunRecord | None:
     """This rank's part of a multi-process run (every rank calls it with the same arguments); returns on rank 0 the
     stored run (every rank's rows), None on the others.
@@ -374,9 +365,9 @@ def run_on_ranks(
         try:
             run_id, facts, run_env = _begin(request, store, parallel, env, groups, command)
             if parallel == "configs":
-                _spread(plan, store, run_id, facts, env, on_result)
+                _spread(plan, store, run_id, facts, env)
             else:
-                _together(plan, store, run_id, facts, env, groups, parallel, on_result)
+                _together(plan, store, run_id, facts, env, groups, parallel)
             dist.barrier(group=groups.control)  # every rank's rows are in before rank 0 reads the run
             if env.rank != 0:
                 return None

@@ -189,9 +189,11 @@ def versus(
         [r[-1] for r in references],
     )
     measured = []
+    shape = ShapeSpec(full=tuple(problem.inputs(case_list[0])[0].shape))  # the label names the evaluation grid
+    setting = dict(model=label, shape=shape, batch=batch, input_sets=len(case_list), **request_fields(request))
     for precision in request.precisions:
         for mode in request.modes:
-            cfg = _config(request, precision, mode, batch, label, case_list, problem)
+            cfg = ExecConfig(precision=precision, mode=mode, **setting)
             run = time_surrogate(problem, surrogate, cfg, case_list, steps)
             accuracy = _accuracy(run["solutions"], references)
             _refuse_untrained(label, accuracy.error, trivial)
@@ -202,19 +204,6 @@ def versus(
         solver.append((level, _accuracy([_frames(s) for s in solutions], references), timing, batch_ms))
     return _record(
         problem, dev, cases, seed, steps, reference_name, trivial, amortize_calls, resamples, batch, solver, measured
-    )
-
-
-def _config(request, precision: str, mode: str, batch: int, label: str, cases: list, problem) -> ExecConfig:
-    """The surrogate's config of one setting (its label names the model, the evaluation grid and the setting)."""
-    return ExecConfig(
-        model=label,
-        shape=ShapeSpec(full=tuple(problem.inputs(cases[0])[0].shape)),
-        batch=batch,
-        precision=precision,
-        mode=mode,
-        input_sets=len(cases),
-        **request_fields(request),
     )
 
 

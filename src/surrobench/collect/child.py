@@ -312,23 +312,19 @@ def spawn(
     cfg: ExecConfig,
     plan: ProfileSchedule,
     *,
-    profiler: str = "torch",
     with_stack: bool = False,
     trace_path: Path | None = None,
-    timeout_s: float = CHILD_TIMEOUT_S,
 ) -> dict:
-    """Run :func:`main` in a new Python process for ``cfg``; its result object. A child that dies or times out
-    without a result: status ``error`` with the last line of its stderr."""
+    """Run :func:`main` in a new Python process for ``cfg`` under torch.profiler; its result object. A child that
+    dies or runs over :data:`CHILD_TIMEOUT_S` without a result: status ``error`` with the last line of its stderr."""
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))
-        argv = child_argv(
-            config_path, result_path, plan, profiler=profiler, with_stack=with_stack, trace_path=trace_path
-        )
+        argv = child_argv(config_path, result_path, plan, with_stack=with_stack, trace_path=trace_path)
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            return _failure("error", TimeoutError(f"profiling child ran over {timeout_s:.0f} s"))
+            return _failure("error", TimeoutError(f"profiling child ran over {CHILD_TIMEOUT_S:.0f} s"))
         if proc.returncode == 0 and result_path.is_file():
             return json.loads(result_path.read_text())
         lines = [line for line in proc.stderr.splitlines() if line.strip()]

@@ -131,39 +131,35 @@ class NcuRun:
     enumerated_passes: int = 0
 
 
-def run_ncu(
-    config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S, dedup: bool = True
-) -> NcuRun:
+def run_ncu(config_path: Path, work_dir: Path, kernels: tuple[str, ...], dedup: bool = True) -> NcuRun:
     """The profiling child of ``config_path`` (:func:`surrobench.collect.child.config_to_json`) under ncu, files in
     ``work_dir``; ncu's failures are the problem, never raised. ``dedup``: :func:`deduplicated_run` first, else
     every launch (time spent counted in ``wall_s``). A ``kernels`` filter matching nothing (``no_kernels``): once
     more on the first :data:`FALLBACK_LAUNCHES` launches, that command returned (no ``--kernel-name``)."""
     spent = 0.0
     if dedup:
-        done, spent = deduplicated_run(config_path, work_dir, kernels, timeout_s)
+        done, spent = deduplicated_run(config_path, work_dir, kernels)
         if done is not None:
             return done
-    done = _run_once(config_path, work_dir, kernels, None, timeout_s)
+    done = _run_once(config_path, work_dir, kernels, None)
     if kernels and done.problem is not None and done.problem.kind == "no_kernels":
-        again = _run_once(config_path, work_dir, (), FALLBACK_LAUNCHES, timeout_s)
+        again = _run_once(config_path, work_dir, (), FALLBACK_LAUNCHES)
         done = replace(again, wall_s=(again.wall_s or 0.0) + (done.wall_s or 0.0))
     return replace(done, wall_s=done.wall_s + spent) if done.wall_s is not None else done
 
 
-def deduplicated_run(
-    config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S
-) -> tuple[NcuRun | None, float]:
+def deduplicated_run(config_path: Path, work_dir: Path, kernels: tuple[str, ...]) -> tuple[NcuRun | None, float]:
     """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
     one enumerating pass, one counter run of the first :func:`replay_depth` launches of each launch configuration,
     every launch credited. Returns the run (None when deduplication saves nothing or cannot hold) and the wall
     seconds its ncu runs took."""
-    listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
+    listed = _run_once(config_path, work_dir, kernels, None, metrics=LAUNCH_METRICS)
     spent, launches = listed.wall_s or 0.0, listed.kernels
     if listed.problem is not None or not launches or measured_count(launches) == len(launches):
         return None, spent
     if replayed_count(launches, depth := replay_depth(launches)) >= len(launches):
         return None, spent
-    run = _run_once(config_path, work_dir, kernels, depth, timeout_s, per_config=True)
+    run = _run_once(config_path, work_dir, kernels, depth, per_config=True)
     spent += run.wall_s or 0.0
     credited = credit(run.kernels, launches) if run.problem is None else None
     if credited is None:
@@ -178,7 +174,6 @@ def _run_once(
     work_dir: Path,
     kernels: tuple[str, ...],
     launch_count: int | None,
-    timeout_s: float,
     *,
     metrics: tuple[str, ...] = METRICS,
     per_config: bool = False,
@@ -197,9 +192,9 @@ def _run_once(
     cmd = ncu_command(ncu, kernels, log_file, target, launch_count, **options)
     t0 = time.perf_counter()
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=NCU_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        problem = CounterProblem("failed", f"ncu ran over {timeout_s:.0f} s and was stopped; select fewer kernels")
+        problem = CounterProblem("failed", f"ncu ran over {NCU_TIMEOUT_S:.0f} s and was stopped; select fewer kernels")
         return NcuRun(tuple(cmd), time.perf_counter() - t0, problem=problem)
     wall_s = time.perf_counter() - t0
     text = log_file.read_text(errors="replace") if log_file.is_file() else ""

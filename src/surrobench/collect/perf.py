@@ -155,9 +155,9 @@ def run_windowed(
     plan: ProfileSchedule,
     folder: Path,
     tools: list,
-    timeout_s: float = CHILD_TIMEOUT_S,
 ) -> Windowed:
-    """Run the child under ``prefix``, relaying enable/disable to ``tools``; failing tools are warnings."""
+    """Run the child under ``prefix``, relaying enable/disable to ``tools``; failing tools are warnings; killed after
+    :data:`~surrobench.collect.child.CHILD_TIMEOUT_S`."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
     config_path.write_text(json.dumps(config_to_json(cfg)))
     ctl, ack = folder / "child-ctl", folder / "child-ack"
@@ -170,7 +170,7 @@ def run_windowed(
     started = time.perf_counter()
     with open(stderr_path, "w") as stderr:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
-        deadline, pending = time.monotonic() + timeout_s, b""
+        deadline, pending = time.monotonic() + CHILD_TIMEOUT_S, b""
         while proc.poll() is None and time.monotonic() < deadline:
             if not select.select([ctl_fd], [], [], _POLL_S)[0]:
                 continue
@@ -188,7 +188,7 @@ def run_windowed(
     os.close(ack_fd)
     text = stderr_path.read_text()
     if timed_out:
-        child = _failure("error", TimeoutError(f"child ran over {timeout_s:.0f} s"))
+        child = _failure("error", TimeoutError(f"child ran over {CHILD_TIMEOUT_S:.0f} s"))
     elif result_path.is_file():
         child = json.loads(result_path.read_text())
     else:

@@ -406,6 +406,12 @@ class Diagnosis(schemas.Plain):
         """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v7``."""
         return {"schema": schemas.DIAGNOSIS, **super().to_json()}
 
+    @property
+    def cannot_judge(self) -> list[dict]:
+        """The evidence checks (``context.evidence_checks``) with nothing to judge, verdict ``cannot_judge``: no op,
+        or a CUDA profile with no kernel (:mod:`surrobench.analysis.evidence_checks`)."""
+        return [c for c in (self.context.get("evidence_checks") or {}).values() if c["verdict"] == "cannot_judge"]
+
     @classmethod
     def from_json(cls, doc: object) -> Diagnosis:
         """A diagnosis document of this or an earlier version (:meth:`Finding.from_json`; no ``warnings`` before

@@ -165,11 +165,6 @@ class OpStat(schemas.Plain):
     inside: tuple[tuple[str, float], ...] = ()
 
 
-def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
-    """:attr:`OpStat.inside` from its JSON form, ``[[op, share], ...]`` (an op table's JSON, or a database row)."""
-    return tuple((str(name), float(share)) for name, share in pairs)
-
-
 @dataclass(frozen=True)
 class OpTable(schemas.Plain):
     """The op table of one profiled config: ``ops`` by decreasing ``share`` of ``total_us``, the ``basis`` time

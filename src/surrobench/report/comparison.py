@@ -203,9 +203,9 @@ def comparison_document(pair: ComparedRuns | ComparedServeRuns) -> str:
     if isinstance(pair, ComparedServeRuns):
         return capacity_markdown(pair)
     if not isinstance(pair, ComparedRuns):
-        from surrobench.report.versus_tables import versus_comparison_markdown
+        from surrobench.report.versus_tables import COMPARISON_COLUMNS, versus_comparison_rows
 
-        return versus_comparison_markdown(pair)
+        return md_table(COMPARISON_COLUMNS, versus_comparison_rows(pair))
     sides = _scaling_sides(pair.base, pair.new)
     tables = "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
     return comparison_markdown(pair.comparison) + tables

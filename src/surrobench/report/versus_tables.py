@@ -162,7 +162,3 @@ def versus_comparison_table(pair) -> Table:
     title = "versus: speedup at equal accuracy, BASE vs NEW (95% intervals over cases)"
     rows = versus_comparison_rows(pair)
     return plain_table(COMPARISON_COLUMNS, rows, title=title, right=COMPARISON_COLUMNS[1:], escape=True)
-
-
-def versus_comparison_markdown(pair) -> str:
-    return md_table(COMPARISON_COLUMNS, versus_comparison_rows(pair))

@@ -15,7 +15,7 @@ import json
 from surrobench.analysis.roofline import RooflineReport
 from surrobench.records.counters import ConfigCounters, CounterProblem, MeasuredKernel
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
-from surrobench.records.ops import OpStat, OpTable, inside_from_json
+from surrobench.records.ops import OpStat, OpTable
 from surrobench.results.store import ResultStore, named
 
 #: The columns of ``op_profiles`` (after ``config_id``) and ``op_stats`` (after ``config_id, rank``) that are
@@ -81,7 +81,7 @@ def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
         OpStat(
             **{k: row[k] for k in _OP + _OP_MEMORY},
             input_shapes=tuple(json.loads(row["input_shapes_json"])),
-            inside=inside_from_json(json.loads(row["inside_json"])),
+            inside=tuple((str(op), float(share)) for op, share in json.loads(row["inside_json"])),
         )
         for row in rows
     )

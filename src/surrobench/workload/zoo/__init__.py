@@ -21,11 +21,6 @@ _REGISTRY: dict[str, type[Surrogate]] = {
 }
 
 
-def surrogate_names() -> list[str]:
-    """CLI names of the reference surrogates, in listing order."""
-    return list(_REGISTRY)
-
-
 def get_surrogate(name: str) -> Surrogate:
     """A new instance of the reference surrogate called ``name``.
 
