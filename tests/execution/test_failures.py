@@ -71,14 +71,14 @@ class _BF16Fft(nn.Module):
 def test_runner_records_the_explained_cause_and_keeps_the_original_error():
     cfg = exec_config()
     r = run_config(cfg, prepare_model(TinySurrogate(_BF16Fft), "cpu", 0))
-    assert r.status == "error" and r.error == "RuntimeError: Unsupported dtype BFloat16"
+    line = _BF16Fft.forward.__code__.co_firstlineno + 1  # the model's own line, not torch's
+    raised = f"RuntimeError: Unsupported dtype BFloat16 (at test_failures.py:{line}, in forward)"
+    assert r.status == "error" and r.error == raised
     assert r.extra == failure_extra(r.error)
     assert r.extra["failure_cause"] == "fft_no_bf16"
-    assert r.to_json()["error"] == "RuntimeError: Unsupported dtype BFloat16"
+    assert r.to_json()["error"] == raised
     text = failure_text(r)
-    assert text.startswith("the FFT library has no bf16") and text.endswith(
-        "[RuntimeError: Unsupported dtype BFloat16]"
-    )
+    assert text.startswith("the FFT library has no bf16") and text.endswith(f"[{raised}]")
     assert result_cells(r)["status"] == f"error: {text}"
 
 
@@ -123,3 +123,24 @@ def test_a_precision_an_op_has_no_kernel_for_is_an_unsupported_dtype_naming_the_
 
 def test_a_dtype_an_op_has_no_kernel_for_outside_the_half_precisions_is_not_a_precision_s():
     assert explain_failure("""NotImplementedError: "GeluKernelImpl" not implemented for 'Long'""").cause_id == "unknown"
+
+
+def test_a_models_error_names_the_models_line_not_torchs():
+    """An error raised inside torch (a Linear's shape check) is placed at the model's line that called it; an
+    exception raised by no frame outside torch and surrobench carries no place."""
+
+    class Mismatched(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    try:
+        Mismatched()(torch.ones(2, 5))
+    except RuntimeError as exc:
+        text = error_text(exc)
+    line = Mismatched.forward.__code__.co_firstlineno + 1
+    assert text.startswith("RuntimeError: mat1 and mat2") and text.endswith(f"(at test_failures.py:{line}, in forward)")
+    assert error_text(ValueError("boom")) == "ValueError: boom"  # never raised: no traceback

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -79,14 +81,24 @@ ERROR_CHARS = 500
 
 
 def error_text(exc: BaseException) -> str:
-    """A failed config's ``error``: ``Type: first line``, at most :data:`ERROR_CHARS`, a forward missing arguments
-    with :data:`MULTI_INPUT_HINT`."""
+    """A failed config's ``error``: ``Type: first line``, a forward missing arguments with :data:`MULTI_INPUT_HINT`,
+    then where the model's own code raised it (:func:`model_frame`); at most :data:`ERROR_CHARS`."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"
     elif isinstance(exc, TypeError) and "required positional argument" in first_line:
         first_line += f" ({MULTI_INPUT_HINT})"
-    return failure_label(exc, first_line)[:ERROR_CHARS]
+    where = model_frame(exc)
+    return failure_label(exc, first_line)[: ERROR_CHARS - len(where)] + where
+
+
+def model_frame(exc: BaseException) -> str:
+    """`` (at models.py:42, in forward)``: the innermost frame of ``exc``'s traceback outside torch's and surrobench's
+    packages (the model's own code, or a library it calls); empty when every frame is theirs."""
+    ours = (Path(torch.__file__).parent, Path(__file__).parents[1])
+    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in frames if not any(Path(f.filename).is_relative_to(package) for package in ours)]
+    return f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno}, in {frames[-1].name})" if frames else ""
 
 
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
