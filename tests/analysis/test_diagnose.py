@@ -143,6 +143,21 @@ def test_compute_bound_without_roofline_needs_compute_share_min(tmp_path):
     assert "compute_bound" not in _kinds(diagnose_config(ev, load_thresholds(strict)))
 
 
+def test_compute_bound_without_roofline_sums_every_gemm_conv_op_under_the_per_op_floor():
+    """The trial's ConvLSTM: mkldnn_convolution 47.7% and _slow_conv2d_forward 9.5% (under bound_op_share_min) hold
+    a majority together, so the verdict is the family's total, not only its ops over the floor; those under it are
+    one line of evidence, counted in the finding's op share."""
+    table = _table(
+        ("aten::mkldnn_convolution", "convolution", 0.477),
+        ("aten::_slow_conv2d_forward", "convolution", 0.095),
+        ("aten::gelu", "elementwise/activation", 0.428),
+    )
+    (found,) = [f for f in diagnose_config(ConfigEvidence(op_table=table)) if f.kind == "compute_bound"]
+    assert found.op_share == pytest.approx(0.572)
+    assert [e.value for e in found.evidence] == pytest.approx([0.477, 0.095])
+    assert found.evidence[0].text.startswith("aten::mkldnn_convolution")
+
+
 def test_fragmented_ops_and_threshold_override(tmp_path):
     table = _table(
         ("aten::add", "elementwise/activation", 0.2),

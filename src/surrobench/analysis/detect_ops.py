@@ -136,7 +136,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops above the ridge (or GEMM/conv majority); ``info`` near the peak, else the gap to it as gain."""
+    """Head ops above the ridge (or a GEMM/conv majority: every such op summed, however small); ``info`` near the
+    peak, else the gap to it as gain."""
     step = ev.step_ms()
     if not step:
         return None
@@ -145,13 +146,18 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.roofline is None:
         if ev.op_table is None:
             return None
-        rows = [(n, s) for n, (c, _, s) in _op_ms(ev).items() if c in COMPUTE and s >= _share_min(ev, th)]
+        rows = [(n, s) for n, (c, _, s) in _op_ms(ev).items() if c in COMPUTE]  # the family's total: every op's
         share = sum(s for _, s in rows)
         if share < th.compute_share_min:
             return None
-        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in rows)
+        floor = _share_min(ev, th)
+        head = [(n, s) for n, s in rows if s >= floor] or rows  # named one by one, the others in one line
+        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in head)
+        if rest := share - sum(s for _, s in head):
+            text = f"other GEMM/convolution ops, each under {floor:.0%}: {rest:.0%} of op time"
+            evidence += (Evidence("profiler", text, rest, OP_SHARE),)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
+        action = family_actions([n for n, _ in head], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
         half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
         action = clauses_of(action, half, "run surrobench calibrate, then diagnose: how near the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
