@@ -279,6 +279,23 @@ def test_optimize_is_cited_per_remedy_where_diagnose_did_not_judge_it_and_diagno
     assert attach_measured([fuse], {}, {"cfg A": entry})[0].measured == out[0].measured
 
 
+def test_a_cited_saving_is_judged_against_this_run_s_timed_step_as_diagnose_s_own():
+    """The trial's V-cycle: compile cited from a 12.5 ms baseline window while this run's timed step is 37.3 ms: the
+    saving stays its window's, marked drifted (as diagnose's own window would be); a window inside the timed step's
+    interval gives its saving on the timed step instead."""
+    from surrobench.records.stats import LatencyStats
+
+    cand = _cand("compile", "accepted", 1.85) | {"baseline_ms": 12.5}
+    entry = optimize_entry({"candidates": [cand], "recommended": ["compile"]}) | {"optimize_id": "o7"}
+    fuse = Finding("memory_bound", "high", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),), 1.0)
+    far, near = LatencyStats.from_samples([36.0, 37.3, 38.5]), LatencyStats.from_samples([12.0, 12.6, 13.0])
+    for timed, drifted, saved in ((far, True, 12.5), (near, False, 12.6), (None, False, 12.5)):
+        (out,) = attach_measured([replace(fuse, config="cfg A")], {}, {"cfg A": entry}, timed={"cfg A": timed})
+        best = out.best_measured
+        assert (best.cited, best.drifted, out.gain["drifted"]) == ("o7", drifted, drifted)
+        assert best.saved_ms == pytest.approx(saved * (1 - 1 / 1.85))
+
+
 def test_a_remedy_two_clauses_name_is_cited_once_when_withdrawn():
     """elementwise and normalization both suggest torch.compile: measured not faster, it is said once."""
     action = (Clause("fuse the elementwise chain: torch.compile", ("compile",)), Clause("fuse the norm", ("compile",)))

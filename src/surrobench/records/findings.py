@@ -146,7 +146,7 @@ class MeasuredRemedy(schemas.Plain):
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
             ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
             one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`), ``baseline_ms``
-            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.tune.advice.drifted`);
+            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.results.measured_remedies.drifted`);
             ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
             when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;

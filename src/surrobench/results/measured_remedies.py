@@ -14,6 +14,8 @@ from dataclasses import replace
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
+from surrobench.records.paired import MIN_EFFECT
+from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as
 
@@ -55,15 +57,41 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def cited_measurements(entry: dict, threads: int | None = None) -> list[MeasuredRemedy]:
+def cited_measurements(
+    entry: dict, threads: int | None = None, timed: LatencyStats | None = None
+) -> tuple[MeasuredRemedy, ...]:
     """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
-    the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known."""
+    the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known; savings
+    on the diagnosed config's ``timed`` step as diagnose's own (:func:`on_step`)."""
     threads = (entry.get("settings") or {}).get("threads") or threads
     tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
     stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
     cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
-    return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
+    return on_step([replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited], timed)
+
+
+def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
+    """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
+    and differs from it by more than the paired rule's smallest effect of interest
+    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and that window."""
+    if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
+        return False
+    return abs(window_ms / timed.median - 1) > MIN_EFFECT
+
+
+def on_step(
+    measured: Sequence[MeasuredRemedy], timed: LatencyStats | None, step: float | None = None
+) -> tuple[MeasuredRemedy, ...]:
+    """``measured`` with every ``saved_ms`` taken on one step, the ``timed`` step's median, else ``step`` (None: each
+    keeps its own); a window whose baseline :func:`drifted` from the ``timed`` step keeps its own saving, marked
+    ``drifted``: its ratio is not the timed step's. Diagnose's own measurements and those it cites, by one rule."""
+    step = timed.median if timed else step
+    out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in measured]
+    return tuple(
+        replace(m, saved_ms=saved_ms(step, m.speedup)) if step and m.saved_ms is not None and not m.drifted else m
+        for m in out
+    )
 
 
 def cited_entry(entries: Sequence[dict]) -> dict:
@@ -87,17 +115,22 @@ def remedy_parts(remedy: str) -> frozenset[str]:
 
 
 def with_optimized(
-    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict], threads: Mapping[str, int]
+    measured: Mapping[str, Sequence[MeasuredRemedy]],
+    optimized: Mapping[str, dict],
+    threads: Mapping[str, int],
+    timed: Mapping[str, LatencyStats | None],
 ) -> dict[str, tuple[MeasuredRemedy, ...]]:
     """``{config label: measurements}``: diagnose's ``measured``, each remedy it did not judge (``not-measured`` or
     absent) that ``optimized`` (``{config label: optimize config object}``) holds taken from it instead
-    (:func:`cited_measurements` at the config's ``threads``); diagnose's own judgement wins
+    (:func:`cited_measurements` at the config's ``threads``, on its ``timed`` step); diagnose's own judgement wins
     (:func:`disagreements` says where the two differ)."""
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
         cited = cited_parts(own, optimized[label]) if label in optimized else {}
-        stored = cited_measurements(optimized[label], threads.get(label)) if label in optimized else []
+        stored = (
+            cited_measurements(optimized[label], threads.get(label), timed.get(label)) if label in optimized else ()
+        )
         theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
             out[label] = got
@@ -246,6 +279,7 @@ def attach_measured(
     measured: Mapping[str, Sequence[MeasuredRemedy]],
     optimized: Mapping[str, dict] | None = None,
     threads: Mapping[str, int] | None = None,
+    timed: Mapping[str, LatencyStats | None] | None = None,
 ) -> list[Finding]:
     """``findings`` with the actions of each measured config rewritten by :func:`attach_one`, each measurement given
     only to its owner (:func:`owners`; another finding's clause says where it was credited); findings of other
@@ -259,8 +293,9 @@ def attach_measured(
         optimized: ``{config label: optimize config object}`` (optimize-v1, -v2 or -v3), cited for each remedy
             diagnose did not judge (:func:`with_optimized`).
         threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
+        timed: ``{config label: its timed step}`` (``ConfigResult.latency_ms``), what a cited saving is taken on.
     """
-    measured = with_optimized(measured, optimized or {}, threads or {})
+    measured = with_optimized(measured, optimized or {}, threads or {}, timed or {})
     recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
     out = []
     for f in findings:
