@@ -26,10 +26,11 @@ VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_fas
 VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
 
 
-def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None) -> MeasuredRemedy:
+def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None, crowd: str = "") -> MeasuredRemedy:
     """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
     slower, and a timed stack judged against its stage, the paired rule's verdict of its speedup over the baseline);
-    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`)."""
+    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`); ``crowd``: why a
+    timed one was tried last (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
     return MeasuredRemedy(
@@ -41,7 +42,7 @@ def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = No
         saved_ms=saved_ms(base, sp.median) if sp and base else None,
         rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
         tolerance=tolerance,
-        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+        reason=c.reason if c.verdict in ("failed", "infeasible") else crowd if sp else "",
         noise_floor=sp.noise_floor if sp else None,
         margin=sp.margin() if sp else None,
         cited=cited,

@@ -93,25 +93,25 @@ def measure_recipes(
     rank remedies against their own speedups. A window whose baseline drifted from the timed step keeps its own saving,
     marked ``drifted`` (:func:`~surrobench.results.measured_remedies.on_step`; :func:`measure_findings`' note names it)."""
     out = []
-    recipes = [recipe for recipe, _ in trials.crowded_last(recipes)]  # as optimize's singles
-    for recipe in recipes:
+    crowded = trials.crowded_last(recipes)  # as optimize's singles: a thread count above the free cores last, said
+    for recipe, crowd in crowded:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
         elif reason := trials.spent(recipe) or _first_compile_late(trials, recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=f"{crowd}: {reason}" if crowd else reason))
             continue
         else:
             try:
-                result, _ = trials.try_recipe(recipe)
+                result, _ = trials.try_recipe(recipe, crowd=crowd)
             except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
-                out += _interrupted(recipes[len(out) :])
+                out += _interrupted([r for r, _ in crowded[len(out) :]])
                 break
             finally:
                 trials.timed.clear()
                 trials.bench.free()
         trials.judged(result)
-        out.append(measured_remedy(result, tolerance))
+        out.append(measured_remedy(result, tolerance, crowd=crowd))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
     return on_step(out, timed, statistics.median(steps) if steps else None)  # one step: windows drift
 
