@@ -14,9 +14,10 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
-from surrobench.analysis.op_families import THREADS, family_actions, family_of, is_copy, low_intensity, pairwise, words
+from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
+from surrobench.analysis.op_families import pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
-from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
+from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
@@ -247,35 +248,16 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(
             Evidence("profiler", f"{held:.0%} of their self CPU time is copies inside {outer}", held, "fraction")
         )
-        contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
-        how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
-        text = f"most of their time runs inside {outer}: change how {outer} is called (its operands' "
-        # first; the families' remedies stay, measured: channels_last ran that FNO 1.96x (docs/benchmarks/cpu-fragments.md)
-        action = (Clause(text + how + ")"), *family_actions(names[:5], cpu=cpu, table=t))
-    else:
-        action = family_actions(names[:5], cpu=cpu, table=t)
-        if small:
-            action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
+    # copies inside one op: change how it is called; the families' remedies stay, measured: channels_last ran that
+    # FNO 1.96x (docs/benchmarks/cpu-fragments.md)
+    action = family_actions(names[:5], cpu=cpu, table=t)
+    if small and enclosing is None:
+        action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     evidence += _time_note(ev)
     what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )
-
-
-#: Share of the fragments' self CPU time one enclosing op must hold to be named their source (a majority).
-ENCLOSING_MAJORITY = 0.5
-
-
-def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time in copies (a composite's own views and
-    elementwise ops are no call to change: fusing them is), with that share; else None."""
-    copies = [n for n in names if is_copy(n)]
-    held, total = held_inside(table, copies), sum(op.self_cpu_us for op in table.ops if op.name in names)
-    if total <= 0 or not held:
-        return None
-    outer, us = max(held.items(), key=lambda kv: kv[1])
-    return (outer, us / total) if us / total >= ENCLOSING_MAJORITY else None
 
 
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
