@@ -441,3 +441,6 @@ def test_a_cpu_memory_bound_action_gives_each_op_the_family_its_profile_category
     assert family_of("aten::avg_pool2d").name == categorize("aten::avg_pool2d") == "reduction"
     assert "change how aten::upsample_bilinear2d is called" in found.clauses[1].text
     assert "torch.cat" not in found.action and found.clauses[0].remedies == ("compile",)
+    cat = replace(table, ops=(*ops, OpStat("aten::cat", "concat/index/gather/scatter", 15, 0.0, 0.0, 0.01, 900.0)))
+    mixed = family_actions(["aten::copy_", "aten::cat"], cpu=True, table=cat)  # a model that concatenates: still told
+    assert "inside aten::upsample_bilinear2d" in mixed[0].text and "torch.cat" in mixed[1].text

@@ -258,8 +258,9 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
         first, *rest = family.cpu_action if cpu else family.action
         cause = (family.cpu_cause or family.cause) if cpu else family.cause
         if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
-            cause = f"most of their time runs inside {inside[0]}"  # that op's copies: not the model's casts or cats
-            first, rest = _called(inside[0]), []
+            cause = f"most of their time runs inside {inside[0]}"  # that op's copies, not the model's casts
+            concat = any(categorize(n) == "concat/index/gather/scatter" for n in ops)  # the model's cats: still told
+            first, rest = _called(inside[0]), [first, *rest] if concat else []
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
