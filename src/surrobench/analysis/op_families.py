@@ -258,21 +258,15 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
         first, *rest = family.cpu_action if cpu else family.action
         cause = (family.cpu_cause or family.cause) if cpu else family.cause
         if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
-            cause = f"most of their time runs inside {inside[0]}"  # that op's copies, not the model's casts
-            concat = any(categorize(n) == "concat/index/gather/scatter" for n in ops)  # the model's cats: still told
-            first, rest = _called(inside[0]), [first, *rest] if concat else []
+            outer = inside[0]  # its copies, not the model's casts; the model's own cats still told
+            cause = f"most of their time runs inside {outer}"
+            contracts = ", the dims it contracts" if family_of(outer) is not None and not low_intensity(outer) else ""
+            rest = [first, *rest] if any(categorize(n) == "concat/index/gather/scatter" for n in ops) else []
+            first = Clause(f"change how {outer} is called (its operands' layout and dtype{contracts})")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
     return tuple(parts)
-
-
-def _called(outer: str) -> Clause:
-    """The action of copies made inside op ``outer``: change how it is called (a GEMM or a convolution: the dims it
-    contracts too)."""
-    contracts = family_of(outer) is not None and not low_intensity(outer)
-    how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
-    return Clause(f"change how {outer} is called (its operands' {how})")
 
 
 #: Share of the copies' self CPU time one enclosing op must hold to be named their source (a majority).

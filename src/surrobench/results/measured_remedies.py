@@ -15,6 +15,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import MIN_EFFECT
+from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as
@@ -58,14 +59,13 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def cited_measurements(
-    entry: dict, threads: int | None = None, timed: LatencyStats | None = None
-) -> tuple[MeasuredRemedy, ...]:
+def cited_measurements(entry: dict, result: ConfigResult | None = None) -> tuple[MeasuredRemedy, ...]:
     """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
-    the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known; savings
-    on the diagnosed config's ``timed`` step as diagnose's own (:func:`on_step`)."""
-    threads = (entry.get("settings") or {}).get("threads") or threads
+    the entry's ``threads`` setting, else the diagnosed config's (``result``'s torch threads); None where neither is
+    known; savings on ``result``'s timed step as diagnose's own (:func:`on_step`)."""
+    timed = result.latency_ms if result is not None else None
+    threads = (entry.get("settings") or {}).get("threads") or (result.extra.get("torch_threads") if result else None)
     tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
     stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
     cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
@@ -116,22 +116,17 @@ def remedy_parts(remedy: str) -> frozenset[str]:
 
 
 def with_optimized(
-    measured: Mapping[str, Sequence[MeasuredRemedy]],
-    optimized: Mapping[str, dict],
-    threads: Mapping[str, int],
-    timed: Mapping[str, LatencyStats | None],
+    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict], results: Mapping[str, ConfigResult]
 ) -> dict[str, tuple[MeasuredRemedy, ...]]:
     """``{config label: measurements}``: diagnose's ``measured``, each remedy it did not judge (``not-measured`` or
     absent) that ``optimized`` (``{config label: optimize config object}``) holds taken from it instead
-    (:func:`cited_measurements` at the config's ``threads``, on its ``timed`` step); diagnose's own judgement wins
+    (:func:`cited_measurements` of the config's ``results``); diagnose's own judgement wins
     (:func:`disagreements` says where the two differ)."""
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
         cited = cited_parts(own, optimized[label]) if label in optimized else {}
-        stored = (
-            cited_measurements(optimized[label], threads.get(label), timed.get(label)) if label in optimized else ()
-        )
+        stored = cited_measurements(optimized[label], results.get(label)) if label in optimized else ()
         theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
             out[label] = got
@@ -279,8 +274,7 @@ def attach_measured(
     findings: Sequence[Finding],
     measured: Mapping[str, Sequence[MeasuredRemedy]],
     optimized: Mapping[str, dict] | None = None,
-    threads: Mapping[str, int] | None = None,
-    timed: Mapping[str, LatencyStats | None] | None = None,
+    results: Mapping[str, ConfigResult] | None = None,
 ) -> list[Finding]:
     """``findings`` with the actions of each measured config rewritten by :func:`attach_one`, each measurement given
     only to its owner (:func:`owners`; another finding's clause says where it was credited); findings of other
@@ -293,10 +287,9 @@ def attach_measured(
         measured: diagnose's own, ``{config label (Finding.config): its measurements}``.
         optimized: ``{config label: optimize config object}`` (optimize-v1, -v2 or -v3), cited for each remedy
             diagnose did not judge (:func:`with_optimized`).
-        threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
-        timed: ``{config label: its timed step}`` (``ConfigResult.latency_ms``), what a cited saving is taken on.
+        results: ``{config label: its result}``: the torch threads it ran with, its timed step (a cited saving's).
     """
-    measured = with_optimized(measured, optimized or {}, threads or {}, timed or {})
+    measured = with_optimized(measured, optimized or {}, results or {})
     recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
     out = []
     for f in findings:
