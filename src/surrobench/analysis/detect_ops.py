@@ -79,9 +79,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and categorize(o.name) != VIEWS
         ]
-        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
-        copies = {o.name for o in ops if is_copy(o.name)}  # (>= half): H2D's
-        ops = [o for o in ops if not (o.name in copies and h2d > 0 and h2d >= 0.5 * o.time_ms)]
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly (>= half)
+        ops = [o for o in ops if not (is_copy(o.name) and h2d > 0 and h2d >= 0.5 * o.time_ms)]  # host-to-device: H2D's
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
@@ -243,11 +242,9 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
     names = list(fragments(t, scale, th.cpu_small_call_us))
-    if (enclosing := enclosing_op(t, names)) is not None:
-        outer, held = enclosing
-        evidence.append(
-            Evidence("profiler", f"{held:.0%} of their self CPU time is copies inside {outer}", held, "fraction")
-        )
+    if enclosing := enclosing_op(t, names):
+        text = f"{enclosing[1]:.0%} of their self CPU time is copies inside {enclosing[0]}"
+        evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
     # copies inside one op: change how it is called; the families' remedies stay, measured: channels_last ran that
     # FNO 1.96x (docs/benchmarks/cpu-fragments.md)
     action = family_actions(names[:5], cpu=cpu, table=t)
