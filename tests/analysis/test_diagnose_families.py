@@ -424,3 +424,27 @@ def test_a_grid_sample_is_a_gather_at_the_grid_s_coordinates_without_index_advic
     f = memory_bound(_evidence(4.0, op), TH)
     assert f"{family_of(op.name).name} ({op.name})" in f.action and "grid's points" in f.action
     assert "int32" not in f.action
+
+
+def test_a_cpu_memory_bound_action_gives_each_op_the_family_its_profile_category_names():
+    """The trial's V-cycle on a CPU: aten::avg_pool2d, which the profile categorises as a reduction, is told as one,
+    not "elementwise"; aten::copy_, 95% of it inside aten::upsample_bilinear2d (the model casts and concatenates
+    nothing), is that op's: change how it is called, not "cast once ... instead of torch.cat"."""
+    upsample = (("aten::upsample_bilinear2d", 0.95),)
+    ops = (
+        OpStat("aten::mkldnn_convolution", "convolution", 40, 0.0, 0.0, 0.55, 85000.0, inside=(("aten::conv2d", 1.0),)),
+        OpStat("aten::avg_pool2d", "reduction", 15, 0.0, 0.0, 0.12, 19000.0),
+        OpStat("aten::copy_", "copy/cast/contiguous", 95, 0.0, 0.0, 0.10, 16000.0, inside=upsample),
+        OpStat("aten::upsample_bilinear2d", "elementwise/activation", 15, 0.0, 0.0, 0.23, 35000.0),
+    )
+    table = OpTable(ops, "cpu", 155000.0, 5, "profiler")
+    ev = ConfigEvidence(label="m", result=config(latency_samples(37.0, 0.001, seed=7)), op_table=table)
+    found = memory_bound(ev, TH)
+    heads = [c.text.split(": ")[0] for c in found.clauses]
+    assert heads[:2] == ["reduction (aten::avg_pool2d)", "copy/cast/cat (aten::copy_)"]
+    assert family_of("aten::avg_pool2d").name == categorize("aten::avg_pool2d") == "reduction"
+    assert "change how aten::upsample_bilinear2d is called" in found.clauses[1].text
+    assert "torch.cat" not in found.action and found.clauses[0].remedies == ("compile",)
+    cat = replace(table, ops=(*ops, OpStat("aten::cat", "concat/index/gather/scatter", 15, 0.0, 0.0, 0.01, 900.0)))
+    mixed = family_actions(["aten::copy_", "aten::cat"], cpu=True, table=cat)  # a model that concatenates: still told
+    assert "inside aten::upsample_bilinear2d" in mixed[0].text and "torch.cat" in mixed[1].text

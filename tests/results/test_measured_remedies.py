@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from synthetic import optimize_entry
+from synthetic import config, optimize_entry
 
 from surrobench.records.findings import Clause, Evidence, Finding, MeasuredRemedy
 from surrobench.results.measured_remedies import attach_measured
@@ -50,7 +50,8 @@ def _cited(*action, entry=ENTRY, threads=None, own=(), severity="high") -> Findi
     """A finding of config ``cfg A`` naming ``action``, with ``own`` measured by diagnose and ``entry`` stored by
     optimize; ``threads``: the thread count the config ran with."""
     finding = Finding("launch_bound", severity, "s", (Evidence("profiler", "x"),), action, 1.0, "cfg A")
-    (out,) = attach_measured([finding], {"cfg A": own} if own else {}, {"cfg A": entry}, {"cfg A": threads or 0})
+    result = config((), extra={"torch_threads": threads} if threads else {})  # no timed step: savings their own
+    (out,) = attach_measured([finding], {"cfg A": own} if own else {}, {"cfg A": entry}, {"cfg A": result})
     return out
 
 
@@ -279,6 +280,21 @@ def test_optimize_is_cited_per_remedy_where_diagnose_did_not_judge_it_and_diagno
     assert len(disagreements({"cfg A": (mine,)}, {"cfg A": entry})) == 1
     # a config diagnose measured nothing of: optimize's, as when diagnose measured none
     assert attach_measured([fuse], {}, {"cfg A": entry})[0].measured == out[0].measured
+
+
+def test_a_cited_saving_is_judged_against_this_run_s_timed_step_as_diagnose_s_own():
+    """The trial's V-cycle: compile cited from a 12.5 ms baseline window while this run's timed step is 37.3 ms: the
+    saving stays its window's, marked drifted (as diagnose's own window would be); a window inside the timed step's
+    interval gives its saving on the timed step instead."""
+    cand = _cand("compile", "accepted", 1.85) | {"baseline_ms": 12.5}
+    entry = optimize_entry({"candidates": [cand], "recommended": ["compile"]}) | {"optimize_id": "o7"}
+    fuse = Finding("memory_bound", "high", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),), 1.0)
+    far, near = config([36.0, 37.3, 38.5]), config([12.0, 12.6, 13.0])
+    for result, drifted, saved in ((far, True, 12.5), (near, False, 12.6), (config(()), False, 12.5)):
+        (out,) = attach_measured([replace(fuse, config="cfg A")], {}, {"cfg A": entry}, {"cfg A": result})
+        best = out.best_measured
+        assert (best.cited, best.drifted, out.gain["drifted"]) == ("o7", drifted, drifted)
+        assert best.saved_ms == pytest.approx(saved * (1 - 1 / 1.85))
 
 
 def test_a_remedy_two_clauses_name_is_cited_once_when_withdrawn():

@@ -648,3 +648,25 @@ def test_diagnose_measures_a_thread_count_above_the_free_cores_last_as_optimize_
     trials = Trials(bench, bench.rounds, budget_s=60.0, budget_end=1e9, clock=clock)
     order = [m.remedy for m in measure_recipes(trials, recipes, 1e-2)]
     assert order.index(crowded[0]) < order.index("compile")
+
+
+def test_a_thread_count_timed_on_a_crowded_host_says_so_as_optimize_s_does():
+    """A fresh user's diagnose advised threads=2 (1.29x) on a host where optimize deferred it as "2 threads for 1
+    free core(s)": diagnose tries it by optimize's rule (:meth:`Trials.crowds`: last, its window cut at the deadline)
+    and its measurement, and the clause citing it, say why; one the budget leaves out says it as optimize's not tried."""
+    from planted_search import remedies
+
+    threads, compile_ = (Recipe((r,)) for r in remedies("threads=4", "compile"))
+    bench = PlantedBench({"compile": 1.3, "threads=4": 1.5}, clock=PlantedClock(), free_cores=1)
+    trials = Trials(bench, bench.rounds, budget_s=60.0, budget_end=1e9, clock=bench.clock)
+    got = _by_name(measure_recipes(trials, [threads, compile_], 1e-2))
+    assert bench.opened == ["compile", "threads=4"]
+    assert (got["threads=4"].verdict, got["threads=4"].reason) == ("faster", "tried last: 4 threads for 1 free core(s)")
+    assert got["compile"].reason == ""
+    every_core = _finding("compute_bound", 1.0, Clause("use every core", ("threads",), direction="up"))
+    (cited,) = attach_measured([every_core], {LABEL: tuple(got.values())})
+    assert cited.clauses[0].remedies == ("threads",) and cited.clauses[0].text.endswith("for 1 free core(s))")
+    short = PlantedBench({"channels_last": 1.3}, clock=PlantedClock(), free_cores=1)
+    trials = Trials(short, short.rounds, budget_s=1.0, budget_end=1.0, clock=short.clock, bounded=True)
+    left = _by_name(measure_recipes(trials, [threads, Recipe(tuple(remedies("channels_last")))], 1e-2))["threads=4"]
+    assert left.verdict == "not-measured" and left.reason.startswith("tried last: 4 threads for 1 free core(s): ")

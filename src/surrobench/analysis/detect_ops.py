@@ -14,9 +14,10 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
-from surrobench.analysis.op_families import THREADS, family_actions, family_of, is_copy, low_intensity, pairwise, words
+from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
+from surrobench.analysis.op_families import pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
-from surrobench.analysis.op_readings import held_inside, read_memory, small_calls
+from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
@@ -78,9 +79,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
             and categorize(o.name) != VIEWS
         ]
-        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly host-to-device
-        copies = {o.name for o in ops if is_copy(o.name)}  # (>= half): H2D's
-        ops = [o for o in ops if not (o.name in copies and h2d > 0 and h2d >= 0.5 * o.time_ms)]
+        h2d = ev.facts.h2d_ms if ev.facts is not None else 0.0  # copy ops whose time is mostly (>= half)
+        ops = [o for o in ops if not (is_copy(o.name) and h2d > 0 and h2d >= 0.5 * o.time_ms)]  # host-to-device: H2D's
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
@@ -136,7 +136,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops above the ridge (or GEMM/conv majority); ``info`` near the peak, else the gap to it as gain."""
+    """Head ops above the ridge (or a GEMM/conv majority: every such op summed, however small); ``info`` near the
+    peak, else the gap to it as gain."""
     step = ev.step_ms()
     if not step:
         return None
@@ -145,13 +146,18 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.roofline is None:
         if ev.op_table is None:
             return None
-        rows = [(n, s) for n, (c, _, s) in _op_ms(ev).items() if c in COMPUTE and s >= _share_min(ev, th)]
+        rows = [(n, s) for n, (c, _, s) in _op_ms(ev).items() if c in COMPUTE]  # the family's total: every op's
         share = sum(s for _, s in rows)
         if share < th.compute_share_min:
             return None
-        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in rows)
+        floor = _share_min(ev, th)
+        head = [(n, s) for n, s in rows if s >= floor] or rows  # named one by one, the others in one line
+        evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, OP_SHARE) for n, s in head)
+        if rest := share - sum(s for _, s in head):
+            text = f"other GEMM/convolution ops, each under {floor:.0%}: {rest:.0%} of op time"
+            evidence += (Evidence("profiler", text, rest, OP_SHARE),)
         summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
-        action = family_actions([n for n, _ in rows], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
+        action = family_actions([n for n, _ in head], cpu=ev.on_cpu(), table=ev.op_table)  # measured: none calibrated
         half = "" if back or any("bf16" in c.remedies for c in action) else Clause("bf16 autocast", ("bf16",))
         action = clauses_of(action, half, "run surrobench calibrate, then diagnose: how near the peak they run", back)
         return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
@@ -236,40 +242,19 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
     names = list(fragments(t, scale, th.cpu_small_call_us))
-    if (enclosing := enclosing_op(t, names)) is not None:
-        outer, held = enclosing
-        evidence.append(
-            Evidence("profiler", f"{held:.0%} of their self CPU time is copies inside {outer}", held, "fraction")
-        )
-        contracts = family_of(outer) is not None and not low_intensity(outer)  # a GEMM or a convolution
-        how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
-        text = f"most of their time runs inside {outer}: change how {outer} is called (its operands' "
-        # first; the families' remedies stay, measured: channels_last ran that FNO 1.96x (docs/benchmarks/cpu-fragments.md)
-        action = (Clause(text + how + ")"), *family_actions(names[:5], cpu=cpu, table=t))
-    else:
-        action = family_actions(names[:5], cpu=cpu, table=t)
-        if small:
-            action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
+    if enclosing := enclosing_op(t, names):
+        text = f"{enclosing[1]:.0%} of their self CPU time is copies inside {enclosing[0]}"
+        evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
+    # copies inside one op: change how it is called; the families' remedies stay, measured: channels_last ran that
+    # FNO 1.96x (docs/benchmarks/cpu-fragments.md)
+    action = family_actions(names[:5], cpu=cpu, table=t)
+    if small and enclosing is None:
+        action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     evidence += _time_note(ev)
     what = "small ops (many calls, little time each)" if cpu else "small elementwise/copy/concat ops"
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )
-
-
-#: Share of the fragments' self CPU time one enclosing op must hold to be named their source (a majority).
-ENCLOSING_MAJORITY = 0.5
-
-
-def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time in copies (a composite's own views and
-    elementwise ops are no call to change: fusing them is), with that share; else None."""
-    copies = [n for n in names if is_copy(n)]
-    held, total = held_inside(table, copies), sum(op.self_cpu_us for op in table.ops if op.name in names)
-    if total <= 0 or not held:
-        return None
-    outer, us = max(held.items(), key=lambda kv: kv[1])
-    return (outer, us / total) if us / total >= ENCLOSING_MAJORITY else None
 
 
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:

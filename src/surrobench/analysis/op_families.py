@@ -165,11 +165,19 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     ),
     OpFamily(
         "elementwise",
-        ("elementwise/activation", "reduction"),
+        ("elementwise/activation",),
         "each eager op is its own kernel reading and writing the whole tensor",
         (Clause("fuse the chain of elementwise ops into one kernel: torch.compile", ("compile",)),),
         (Clause("fuse the chain of elementwise ops: torch.compile", ("compile",)),),
         "each eager op is its own pass over the whole tensor through memory",
+    ),
+    OpFamily(
+        "reduction",
+        ("reduction",),
+        "each eager reduction (sum, softmax, pooling) is its own kernel reading the whole tensor for a smaller one",
+        (Clause("fuse the reduction with the elementwise ops around it into one kernel: torch.compile", ("compile",)),),
+        (Clause("fuse the reduction with the elementwise ops around it: torch.compile", ("compile",)),),
+        "each eager reduction (sum, softmax, pooling) is its own pass over the whole tensor through memory",
     ),
     OpFamily(
         "copy/cast/cat",
@@ -240,17 +248,50 @@ def low_intensity(name: str) -> bool:
 
 def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
     """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
-    once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once."""
+    once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once.
+    Copies mostly run inside one op (:func:`enclosing_op`) are that op's: change how it is called."""
     knn = pairwise(table)
     families = {name: family_of(name, knn) for name in names}
     groups = grouped((name for name in names if families[name] is not None), families.get)
     parts: list[Clause] = []
     for family, ops in groups.items():
         first, *rest = family.cpu_action if cpu else family.action
+        cause = (family.cpu_cause or family.cause) if cpu else family.cause
+        if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
+            outer = inside[0]  # its copies, not the model's casts; the model's own cats still told
+            cause = f"most of their time runs inside {outer}"
+            contracts = ", the dims it contracts" if family_of(outer) is not None and not low_intensity(outer) else ""
+            rest = [first, *rest] if any(categorize(n) == "concat/index/gather/scatter" for n in ops) else []
+            first = Clause(f"change how {outer} is called (its operands' layout and dtype{contracts})")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
-        head = f"{family.name} ({', '.join(ops[:3])}): {(family.cpu_cause or family.cause) if cpu else family.cause}: "
+        head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
     return tuple(parts)
+
+
+#: Share of the copies' self CPU time one enclosing op must hold to be named their source (a majority).
+ENCLOSING_MAJORITY = 0.5
+
+
+def held_inside(table: OpTable, names: list[str] | None = None) -> dict[str, float]:
+    """``{op: self CPU us of the ops that ran inside it}`` (of ``names``, when given; :attr:`OpStat.inside`)."""
+    held: dict[str, float] = {}
+    for op in table.ops:
+        for outer, share in op.inside if names is None or op.name in names else ():
+            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
+    return held
+
+
+def enclosing_op(table: OpTable, names: list[str]) -> tuple[str, float] | None:
+    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time in copies (a composite's own views and
+    elementwise ops are no call to change: fusing them is), with that share; else None. Copies so held are that op's:
+    :func:`family_actions` tells to change how it is called, not to cast once or preallocate for torch.cat."""
+    copies = [n for n in names if is_copy(n)]
+    held, total = held_inside(table, copies), sum(op.self_cpu_us for op in table.ops if op.name in names)
+    if total <= 0 or not held:
+        return None
+    outer, us = max(held.items(), key=lambda kv: kv[1])
+    return (outer, us / total) if us / total >= ENCLOSING_MAJORITY else None
 
 
 def relayout(table: OpTable | None) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from surrobench.analysis.op_families import is_copy, low_intensity
+from surrobench.analysis.op_families import held_inside, is_copy, low_intensity
 from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
@@ -128,15 +128,6 @@ def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_S
             if nested.get(op.name, 0.0) <= op.self_cpu_us:
                 small[op.name] = (op.calls / table.active_steps, us)
     return small
-
-
-def held_inside(table: OpTable, names: list[str] | None = None) -> dict[str, float]:
-    """``{op: self CPU us of the ops that ran inside it}`` (of ``names``, when given; :attr:`OpStat.inside`)."""
-    held: dict[str, float] = {}
-    for op in table.ops:
-        for outer, share in op.inside if names is None or op.name in names else ():
-            held[outer] = held.get(outer, 0.0) + share * op.self_cpu_us
-    return held
 
 
 def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:

@@ -331,8 +331,8 @@ def _findings(
     merged = applicable_actions(merged, record.results)
     checks = {ev.label: check_evidence(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
-    threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
-    return rank_findings(attach_measured(capped, measured or {}, optimized, threads))
+    results = {r.label(): r for r in record.results}  # their threads and timed steps, for a cited measurement
+    return rank_findings(attach_measured(capped, measured or {}, optimized, results))
 
 
 def diagnose_stored(

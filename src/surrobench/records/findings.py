@@ -146,12 +146,13 @@ class MeasuredRemedy(schemas.Plain):
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
             ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
             one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`), ``baseline_ms``
-            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.tune.advice.drifted`);
+            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.results.measured_remedies.drifted`);
             ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
             when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
             ``tolerance`` the guard's.
-        reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
+        reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; of a timed one, why it was tried
+            last (more threads than free cores: :meth:`surrobench.tune.trials.Trials.crowds`), else empty.
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
@@ -201,6 +202,7 @@ class MeasuredRemedy(schemas.Plain):
         o7, ...``, ``bf16: rejected in optimization o7, ...``)."""
         where = f" in optimization {self.cited}" if self.cited else ""
         if self.speedup is not None:
+            crowd = f"; {self.reason}" if self.reason else ""  # timed on a crowded host (Trials.crowds)
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
             head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}{where}"
             ruled = self.margin is not None
@@ -209,11 +211,11 @@ class MeasuredRemedy(schemas.Plain):
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
                 cleared = f", {margin_words(self.margin, noise, True)}" if ruled else ""
-                return head + cleared + saves + drift
+                return head + cleared + saves + drift + crowd
             needs = ""
             if ruled and self.verdict != "slower":
                 needs = f", lower bound {margin_words(self.margin, noise, False)}"
-            return f"{head}, {self.verdict}{needs}"
+            return f"{head}, {self.verdict}{needs}{crowd}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{where}{over}" + ("" if over or not self.reason else f" ({self.reason})")

@@ -14,6 +14,9 @@ from dataclasses import replace
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
+from surrobench.records.paired import MIN_EFFECT
+from surrobench.records.run import ConfigResult
+from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as
 
@@ -24,10 +27,11 @@ VERDICTS = {"accepted": "faster", "rejected_slower": "slower", "rejected_not_fas
 VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "infeasible": "infeasible"}
 
 
-def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None) -> MeasuredRemedy:
+def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None, crowd: str = "") -> MeasuredRemedy:
     """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
     slower, and a timed stack judged against its stage, the paired rule's verdict of its speedup over the baseline);
-    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`)."""
+    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`); ``crowd``: why a
+    timed one was tried last (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
     return MeasuredRemedy(
@@ -39,7 +43,7 @@ def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = No
         saved_ms=saved_ms(base, sp.median) if sp and base else None,
         rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
         tolerance=tolerance,
-        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+        reason=c.reason if c.verdict in ("failed", "infeasible") else crowd if sp else "",
         noise_floor=sp.noise_floor if sp else None,
         margin=sp.margin() if sp else None,
         cited=cited,
@@ -55,15 +59,40 @@ def speedup_text(sp: dict | None) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def cited_measurements(entry: dict, threads: int | None = None) -> list[MeasuredRemedy]:
+def cited_measurements(entry: dict, result: ConfigResult | None = None) -> tuple[MeasuredRemedy, ...]:
     """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
-    the entry's ``threads`` setting, else ``threads`` (the diagnosed config's); None where neither is known."""
-    threads = (entry.get("settings") or {}).get("threads") or threads
+    the entry's ``threads`` setting, else the diagnosed config's (``result``'s torch threads); None where neither is
+    known; savings on ``result``'s timed step as diagnose's own (:func:`on_step`)."""
+    timed = result.latency_ms if result is not None else None
+    threads = (entry.get("settings") or {}).get("threads") or (result.extra.get("torch_threads") if result else None)
     tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
     stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
     cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
-    return [replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited]
+    return on_step([replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited], timed)
+
+
+def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
+    """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
+    and differs from it by more than the paired rule's smallest effect of interest
+    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and that window."""
+    if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
+        return False
+    return abs(window_ms / timed.median - 1) > MIN_EFFECT
+
+
+def on_step(
+    measured: Sequence[MeasuredRemedy], timed: LatencyStats | None, step: float | None = None
+) -> tuple[MeasuredRemedy, ...]:
+    """``measured`` with every ``saved_ms`` taken on one step, the ``timed`` step's median, else ``step`` (None: each
+    keeps its own); a window whose baseline :func:`drifted` from the ``timed`` step keeps its own saving, marked
+    ``drifted``: its ratio is not the timed step's. Diagnose's own measurements and those it cites, by one rule."""
+    step = timed.median if timed else step
+    out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in measured]
+    return tuple(
+        replace(m, saved_ms=saved_ms(step, m.speedup)) if step and m.saved_ms is not None and not m.drifted else m
+        for m in out
+    )
 
 
 def cited_entry(entries: Sequence[dict]) -> dict:
@@ -87,17 +116,17 @@ def remedy_parts(remedy: str) -> frozenset[str]:
 
 
 def with_optimized(
-    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict], threads: Mapping[str, int]
+    measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict], results: Mapping[str, ConfigResult]
 ) -> dict[str, tuple[MeasuredRemedy, ...]]:
     """``{config label: measurements}``: diagnose's ``measured``, each remedy it did not judge (``not-measured`` or
     absent) that ``optimized`` (``{config label: optimize config object}``) holds taken from it instead
-    (:func:`cited_measurements` at the config's ``threads``); diagnose's own judgement wins
+    (:func:`cited_measurements` of the config's ``results``); diagnose's own judgement wins
     (:func:`disagreements` says where the two differ)."""
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
         cited = cited_parts(own, optimized[label]) if label in optimized else {}
-        stored = cited_measurements(optimized[label], threads.get(label)) if label in optimized else []
+        stored = cited_measurements(optimized[label], results.get(label)) if label in optimized else ()
         theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
             out[label] = got
@@ -245,7 +274,7 @@ def attach_measured(
     findings: Sequence[Finding],
     measured: Mapping[str, Sequence[MeasuredRemedy]],
     optimized: Mapping[str, dict] | None = None,
-    threads: Mapping[str, int] | None = None,
+    results: Mapping[str, ConfigResult] | None = None,
 ) -> list[Finding]:
     """``findings`` with the actions of each measured config rewritten by :func:`attach_one`, each measurement given
     only to its owner (:func:`owners`; another finding's clause says where it was credited); findings of other
@@ -258,9 +287,9 @@ def attach_measured(
         measured: diagnose's own, ``{config label (Finding.config): its measurements}``.
         optimized: ``{config label: optimize config object}`` (optimize-v1, -v2 or -v3), cited for each remedy
             diagnose did not judge (:func:`with_optimized`).
-        threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
+        results: ``{config label: its result}``: the torch threads it ran with, its timed step (a cited saving's).
     """
-    measured = with_optimized(measured, optimized or {}, threads or {})
+    measured = with_optimized(measured, optimized or {}, results or {})
     recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
     out = []
     for f in findings:

@@ -25,9 +25,8 @@ from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
-from surrobench.records.findings import rank_findings, saved_ms
-from surrobench.results.measured_remedies import cited_parts, measured_remedy, remedy_parts
-from surrobench.records.paired import MIN_EFFECT
+from surrobench.records.findings import rank_findings
+from surrobench.results.measured_remedies import cited_parts, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -91,47 +90,34 @@ def measure_recipes(
     Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on one step:
     the ``timed`` step's median (the one the diagnosis shows), else the median of the windows' baselines: a launch-bound
     baseline drifts between windows (docs/benchmarks/h200-measured-advice.md), and savings on different baselines would
-    rank remedies against their own speedups. A window whose baseline :func:`drifted` from the timed step keeps its own
-    saving, marked ``drifted`` (:func:`measure_findings`' note names it): its ratio is not the timed step's."""
+    rank remedies against their own speedups. A window whose baseline drifted from the timed step keeps its own saving,
+    marked ``drifted`` (:func:`~surrobench.results.measured_remedies.on_step`; :func:`measure_findings`' note names it)."""
     out = []
-    recipes = [recipe for recipe, _ in trials.crowded_last(recipes)]  # as optimize's singles
-    for recipe in recipes:
+    crowded = trials.crowded_last(recipes)  # as optimize's singles: a thread count above the free cores last, said
+    for recipe, crowd in crowded:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
         elif reason := trials.spent(recipe) or _first_compile_late(trials, recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=f"{crowd}: {reason}" if crowd else reason))
             continue
         else:
             try:
-                result, _ = trials.try_recipe(recipe)
+                result, _ = trials.try_recipe(recipe, crowd=crowd)
             except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
-                out += _interrupted(recipes[len(out) :])
+                out += _interrupted([r for r, _ in crowded[len(out) :]])
                 break
             finally:
                 trials.timed.clear()
                 trials.bench.free()
         trials.judged(result)
-        out.append(measured_remedy(result, tolerance))
+        out.append(measured_remedy(result, tolerance, crowd=crowd))
     steps = [m.baseline_ms for m in out if m.baseline_ms]
-    step = timed.median if timed else statistics.median(steps) if steps else None  # one step: windows drift
-    out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in out]  # saving: its window's
-    return tuple(
-        replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None and not m.drifted else m for m in out
-    )
+    return on_step(out, timed, statistics.median(steps) if steps else None)  # one step: windows drift
 
 
 def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
     return tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
-
-
-def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
-    """Whether a window's baseline median ``window_ms`` lies outside the ``timed`` step's 95% interval of the median
-    and differs from it by more than the paired rule's smallest effect of interest
-    (:data:`~surrobench.records.paired.MIN_EFFECT`): the host drifted between the timing and that window."""
-    if timed is None or not window_ms or timed.ci95_median[0] <= window_ms <= timed.ci95_median[1]:
-        return False
-    return abs(window_ms / timed.median - 1) > MIN_EFFECT
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:

@@ -86,11 +86,7 @@ class Search(Trials):
             if reason := self.spent(recipe):
                 self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))
                 continue
-            result, handle = self.try_recipe(recipe, cut=bool(crowd))
-            if crowd and result.speedup is not None:
-                cut = self.last_rounds < self.rounds
-                kept = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds" if cut else ""
-                result = replace(result, reason=f"{result.reason}; {crowd}{kept}")
+            result, handle = self.try_recipe(recipe, crowd=crowd)
             out.append((remedy, result))
             self.judged(result)
             if result.verdict == "accepted" and result.speedup.median > best_speed:

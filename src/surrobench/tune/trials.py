@@ -173,11 +173,12 @@ class Trials:
         return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
 
     def try_recipe(
-        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None, cut: bool = False
+        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None, crowd: str = ""
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
-        ``accepted`` when faster than the one it would replace; ``cut``: its window ends at the deadline
-        (:meth:`window`). Returns (its result, its handle when timed)."""
+        ``accepted`` when faster than the one it would replace; ``crowd``: why it is tried last (:meth:`crowds`),
+        its window then ends at the deadline (:meth:`window`) and a timed verdict's reason ends with it. Returns
+        (its result, its handle when timed)."""
         bench = self.bench
         started = self.clock()
         try:
@@ -189,7 +190,7 @@ class Trials:
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
         if accuracy.ok and not handle.nonfinite:
             try:
-                self.window([current, handle] if current is not None else [handle], cut)
+                self.window([current, handle] if current is not None else [handle], bool(crowd))
             except Exception as exc:  # a replay or a later call failed
                 del handle
                 bench.free()
@@ -209,6 +210,9 @@ class Trials:
             reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
         elif why_not:
             reason += f"; {why_not}"
+        if crowd:
+            cut = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds"
+            reason += f"; {crowd}{cut if self.last_rounds < self.rounds else ''}"
         base_ms, ms = (float(np.median(self.last_window(h))) for h in (bench.baseline, handle))
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
