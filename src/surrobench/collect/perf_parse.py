@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -48,11 +47,10 @@ class CounterReading:
 
 @dataclass(frozen=True)
 class PerfAccess:
-    """What limits perf on this host: ``perf_event_paranoid``, a hypervisor, root."""
+    """What limits perf on this host: ``perf_event_paranoid``, a hypervisor."""
 
     paranoid: int | None
     virtualized: bool
-    root: bool
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
         )
     except OSError:
         virtualized = False
-    return PerfAccess(paranoid, virtualized, os.geteuid() == 0)
+    return PerfAccess(paranoid, virtualized)
 
 
 def permission_reason(stderr: str, access: PerfAccess) -> str | None:
