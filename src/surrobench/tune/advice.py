@@ -51,16 +51,14 @@ class MeasuringInterrupted(KeyboardInterrupt):
         return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
 
 
-def recipes_to_measure(
-    findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
-) -> list[Recipe]:
+def recipes_to_measure(findings: Sequence[Finding], device: str, *, step_ms: float | None = None) -> list[Recipe]:
     """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
     the estimate, else the op time their ops hold (:attr:`~surrobench.records.findings.Finding.op_share` times
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
     by_id: dict[str, list] = {}
-    for r in candidate_remedies(device, thorough=thorough):
+    for r in candidate_remedies(device):
         by_id.setdefault(remedy_id(r.name), []).append(r)
 
     def stake(f: Finding) -> float:
