@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.records import intervals
+from surrobench.records.stats import ratio
 from surrobench.records.system import HostHotspot
 
 PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses")
@@ -121,10 +122,6 @@ def unavailable_reason(reading: CounterReading, access: PerfAccess) -> str:
     return "not supported by this CPU's PMU or its kernel driver"
 
 
-def _ratio(num: float | None, den: float | None) -> float | None:
-    return num / den if num is not None and den else None
-
-
 def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> CounterSummary:
     """One ``perf stat`` run summarized; events printed once per PMU (hybrid CPUs) are added up."""
     counters: dict[str, float | None] = {}
@@ -144,9 +141,9 @@ def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> Co
         counters,
         unavailable,
         multiplexed,
-        ipc=_ratio(c("instructions"), c("cycles")),
-        cache_miss_rate=_ratio(c("cache-misses"), c("cache-references")),
-        branch_miss_rate=_ratio(c("branch-misses"), c("branches")),
+        ipc=ratio(c("instructions"), c("cycles")),
+        cache_miss_rate=ratio(c("cache-misses"), c("cache-references")),
+        branch_miss_rate=ratio(c("branch-misses"), c("branches")),
     )
 
 

@@ -70,6 +70,11 @@ class LatencyStats(schemas.Plain):
         return self.median > 0 and self.iqr / self.median > IQR_WARN_FRACTION
 
 
+def ratio(num: float | None, den: float | None) -> float | None:
+    """``num / den``; None when ``num`` is unknown or ``den`` is unknown or 0."""
+    return num / den if num is not None and den else None
+
+
 def bootstrap_ci(
     x: np.ndarray, statistic, *, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, rounds: int = 1
 ) -> tuple[float, float]:
