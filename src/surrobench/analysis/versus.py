@@ -91,13 +91,14 @@ def speedup_interval(
     surrogate_ms: np.ndarray,
     *,
     resamples: int = CASE_RESAMPLES,
+    seed: int = 0,
 ) -> SpeedupInterval:
-    """Paired bootstrap :data:`CONFIDENCE` interval of the matched speedup over cases (seed 0): levels ``(L, n)``,
-    surrogate ``(n,)``."""
+    """Paired bootstrap :data:`CONFIDENCE` interval of the matched speedup over cases: levels ``(L, n)``, surrogate
+    ``(n,)``."""
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
     n = surrogate_errors.size
-    draws = np.random.default_rng(0).integers(0, n, size=(resamples, n))
+    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     speedups = []
     for idx in draws:
         errors, times = aggregate(level_errors[:, idx], level_ms[:, idx])
