@@ -22,8 +22,8 @@ from surrobench.collect.perf_parse import (
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "perf"
-VM = PerfAccess(paranoid=2, virtualized=True, root=True)
-METAL = PerfAccess(paranoid=2, virtualized=False, root=True)
+VM = PerfAccess(paranoid=2, virtualized=True)
+METAL = PerfAccess(paranoid=2, virtualized=False)
 
 
 def _read(name: str) -> str:
@@ -82,7 +82,7 @@ def test_reasons_distinguish_vm_pmu_and_permission():
     assert "PMU" in unavailable_reason(hw, METAL) and "virtual" not in unavailable_reason(hw, METAL)
     assert unavailable_reason(sw, VM) == "not supported by this kernel"
     refused = "Error:\nAccess to performance monitoring and observability operations is limited.\n"
-    reason = permission_reason(refused, PerfAccess(paranoid=3, virtualized=False, root=False))
+    reason = permission_reason(refused, PerfAccess(paranoid=3, virtualized=False))
     assert reason.startswith("perf_event_paranoid=3") and "CAP_PERFMON" in reason
     assert permission_reason("Events disabled\n", VM) is None
 

@@ -29,7 +29,7 @@ from surrobench.records.ops import OpStat, OpTable
 from surrobench.report.kernel_tables import COUNTER_COLUMNS, counter_rows, counters_renderables
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
 from surrobench.report.op_tables import profile_renderables
-from surrobench.report.plots import ESTIMATED_LABEL, MEASURED_LABEL, measured_points, roofline_figure
+from surrobench.report.plots import ESTIMATED_LABEL, MEASURED_LABEL, roofline_figure, roofline_points
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ncu"
 #: `surrobench calibrate` on the same H200 (docs/benchmarks/h200-counters.md)
@@ -118,7 +118,7 @@ def test_the_roofline_draws_measured_and_estimated_points_apart(counters):
     series = _series(fig)
     assert set(series) == {f"{MEASURED_LABEL}: tf", f"{ESTIMATED_LABEL}: mm"}
     points = series[f"{MEASURED_LABEL}: tf"]
-    assert len(points.get_offsets()) == len(measured_points(measured["tf"])) > 0
+    assert len(points.get_offsets()) == len(roofline_points(measured["tf"]["kernels"], "arithmetic_intensity")) > 0
     assert points.get_facecolors()[0][3] > 0  # filled
     assert len(series[f"{ESTIMATED_LABEL}: mm"].get_facecolors()) == 0  # hollow: another marker face
     assert fig.axes[0].get_xscale() == "log"

@@ -78,9 +78,7 @@ class GapReport:
         return int(self._sync_dur_ns[np.isin(self._sync_rows, calls)].sum())
 
 
-def find_gaps(
-    tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
-) -> GapReport:
+def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int) -> GapReport:
     """Gaps per (rank, device) in ``windows[rank] = (t0_ns, t1_ns)``: totals and the longest listed."""
     found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):

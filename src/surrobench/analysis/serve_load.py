@@ -42,12 +42,10 @@ def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
 P99_BOUNDING_REQUESTS = bounding_requests(0.99)
 
 
-def poisson_rate_interval(
-    rate_rps: float, window_s: float, confidence: float = OFFERED_CONFIDENCE
-) -> tuple[float, float]:
-    """The rates (requests/s) a Poisson process of ``rate_rps`` offers over ``window_s`` seconds with probability
-    ``confidence``: the central interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)."""
-    lo, hi = stats.poisson.interval(confidence, rate_rps * window_s)
+def poisson_rate_interval(rate_rps: float, window_s: float) -> tuple[float, float]:
+    """The rates (requests/s) a Poisson process of ``rate_rps`` offers over ``window_s`` seconds: the central
+    :data:`OFFERED_CONFIDENCE` interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)."""
+    lo, hi = stats.poisson.interval(OFFERED_CONFIDENCE, rate_rps * window_s)
     return float(lo) / window_s, float(hi) / window_s
 
 

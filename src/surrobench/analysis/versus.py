@@ -91,15 +91,14 @@ def speedup_interval(
     surrogate_ms: np.ndarray,
     *,
     resamples: int = CASE_RESAMPLES,
-    confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> SpeedupInterval:
-    """Paired bootstrap interval of the matched speedup over cases: levels ``(L, n)``, surrogate ``(n,)``."""
+    """Paired bootstrap :data:`CONFIDENCE` interval of the matched speedup over cases: levels ``(L, n)``, surrogate
+    ``(n,)``."""
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
     n = surrogate_errors.size
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(resamples, n))
+    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     speedups = []
     for idx in draws:
         errors, times = aggregate(level_errors[:, idx], level_ms[:, idx])
@@ -109,7 +108,7 @@ def speedup_interval(
             speedups.append(m.speedup)
     if not speedups:
         return SpeedupInterval(None, None, 0.0, resamples)
-    tail = (1 - confidence) / 2 * 100
+    tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(speedups, [tail, 100 - tail])
     return SpeedupInterval(float(low), float(high), len(speedups) / resamples, resamples)
 

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.records import intervals
+from surrobench.records.stats import ratio
 from surrobench.records.system import HostHotspot
 
 PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses")
@@ -48,11 +48,10 @@ class CounterReading:
 
 @dataclass(frozen=True)
 class PerfAccess:
-    """What limits perf on this host: ``perf_event_paranoid``, a hypervisor, root."""
+    """What limits perf on this host: ``perf_event_paranoid``, a hypervisor."""
 
     paranoid: int | None
     virtualized: bool
-    root: bool
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
         )
     except OSError:
         virtualized = False
-    return PerfAccess(paranoid, virtualized, os.geteuid() == 0)
+    return PerfAccess(paranoid, virtualized)
 
 
 def permission_reason(stderr: str, access: PerfAccess) -> str | None:
@@ -123,10 +122,6 @@ def unavailable_reason(reading: CounterReading, access: PerfAccess) -> str:
     return "not supported by this CPU's PMU or its kernel driver"
 
 
-def _ratio(num: float | None, den: float | None) -> float | None:
-    return num / den if num is not None and den else None
-
-
 def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> CounterSummary:
     """One ``perf stat`` run summarized; events printed once per PMU (hybrid CPUs) are added up."""
     counters: dict[str, float | None] = {}
@@ -146,9 +141,9 @@ def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> Co
         counters,
         unavailable,
         multiplexed,
-        ipc=_ratio(c("instructions"), c("cycles")),
-        cache_miss_rate=_ratio(c("cache-misses"), c("cache-references")),
-        branch_miss_rate=_ratio(c("branch-misses"), c("branches")),
+        ipc=ratio(c("instructions"), c("cycles")),
+        cache_miss_rate=ratio(c("cache-misses"), c("cache-references")),
+        branch_miss_rate=ratio(c("branch-misses"), c("branches")),
     )
 
 

@@ -70,10 +70,14 @@ class LatencyStats(schemas.Plain):
         return self.median > 0 and self.iqr / self.median > IQR_WARN_FRACTION
 
 
-def bootstrap_ci(
-    x: np.ndarray, statistic, *, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, rounds: int = 1
-) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of ``statistic`` over the 1-D sample ``x``.
+def ratio(num: float | None, den: float | None) -> float | None:
+    """``num / den``; None when ``num`` is unknown or ``den`` is unknown or 0."""
+    return num / den if num is not None and den else None
+
+
+def bootstrap_ci(x: np.ndarray, statistic, *, rounds: int = 1) -> tuple[float, float]:
+    """Percentile-bootstrap 95% confidence interval (Efron & Tibshirani 1993, ch. 13; :data:`BOOTSTRAP_RESAMPLES`
+    resamples) of ``statistic`` over the 1-D sample ``x``.
 
     Percentile rather than BCa: BCa's jackknife degenerates on samples with many ties (quantized timer
     readings), the percentile interval does not. One sample gives the degenerate interval (x0, x0).
@@ -85,11 +89,10 @@ def bootstrap_ci(
         return (v, v)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     if rounds > 1:
-        drawn = two_stage_resamples(x, rounds, resamples, rng)
+        drawn = two_stage_resamples(x, rounds, BOOTSTRAP_RESAMPLES, rng)
     else:  # the indices scipy.stats.bootstrap(method="percentile") draws, without its import (0.5-1 CPU s)
-        drawn = x[rng.integers(0, x.size, (resamples, x.size))]
-    tail = (1 - confidence) / 2 * 100  # the percentile method (Efron & Tibshirani 1993, ch. 13)
-    lo, hi = np.percentile(statistic(drawn, axis=-1), [tail, 100 - tail])
+        drawn = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))]
+    lo, hi = np.percentile(statistic(drawn, axis=-1), [2.5, 97.5])
     return (float(lo), float(hi))
 
 

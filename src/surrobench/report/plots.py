@@ -329,18 +329,10 @@ ESTIMATED_LABEL = "estimated from FLOP counts"
 _SERIES_MARKERS = {MEASURED_LABEL: "o", ESTIMATED_LABEL: "s"}
 
 
-def measured_points(counters: dict) -> list[tuple[float, float]]:
-    """``(FLOP/byte, TFLOP/s)`` of each launch of a config's counters (JSON) that has both (DRAM bytes, FLOPs)."""
-    return [
-        (k["arithmetic_intensity"], k["achieved_tflops"])
-        for k in counters["kernels"]
-        if k["arithmetic_intensity"] and k["achieved_tflops"]
-    ]
-
-
-def estimated_points(roofline: dict) -> list[tuple[float, float]]:
-    """``(FLOP/byte, TFLOP/s)`` of each op of a config's estimated roofline (JSON) with known FLOPs."""
-    return [(o["intensity"], o["achieved_tflops"]) for o in roofline["ops"] if o["intensity"] and o["achieved_tflops"]]
+def roofline_points(rows: list[dict], intensity: str) -> list[tuple[float, float]]:
+    """``(FLOP/byte, TFLOP/s)`` of each row (JSON) that has both: a counters' kernel (``arithmetic_intensity``,
+    from DRAM bytes) or an estimated roofline's op (``intensity``, from FLOP counts)."""
+    return [(r[intensity], r["achieved_tflops"]) for r in rows if r[intensity] and r["achieved_tflops"]]
 
 
 def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
@@ -357,8 +349,10 @@ def roofline_figure(
     measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
 ) -> Figure | None:
     """Measured and estimated points on one log-log panel under ``ceilings``' roofs; None without a rate."""
-    series = [(MEASURED_LABEL, label, measured_points(c)) for label, c in measured.items()]
-    series += [(ESTIMATED_LABEL, label, estimated_points(r)) for label, r in estimated.items()]
+    series = [
+        (MEASURED_LABEL, label, roofline_points(c["kernels"], "arithmetic_intensity")) for label, c in measured.items()
+    ]
+    series += [(ESTIMATED_LABEL, label, roofline_points(r["ops"], "intensity")) for label, r in estimated.items()]
     series = [s for s in series if s[2]]
     if not series:
         return None

@@ -24,7 +24,7 @@ from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
 from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, grouped
-from surrobench.records.stats import MIN_SAMPLES_FOR_P95
+from surrobench.records.stats import MIN_SAMPLES_FOR_P95, ratio
 from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
 
@@ -366,8 +366,8 @@ def compare_config(
     )
     same_top = base.top_op and new.top_op and base.top_op.get("name") == new.top_op.get("name")
     common = {
-        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
-        "top_op_share_ratio": _ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
+        "peak_mem_ratio": ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
+        "top_op_share_ratio": ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
     settings = settings_note(base, new)
@@ -443,10 +443,6 @@ def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:
     if new_ok and not base_ok:
         return "improved", f"failed in BASE ({base.status}: {base.error or 'no samples'}), ok in NEW"
     return "not_compared", f"failed in both runs ({base.status} / {new.status})"
-
-
-def _ratio(new: float | None, base: float | None) -> float | None:
-    return new / base if new is not None and base else None
 
 
 def _flatten(d: Mapping, prefix: str = "") -> dict[str, object]:

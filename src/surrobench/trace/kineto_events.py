@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilder
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilder, name_text
 
 _TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
 _TABLE_OF_CATEGORY |= dict(cuda_runtime="api_calls", runtime="api_calls", cuda_driver="api_calls", driver="api_calls")
@@ -50,14 +50,14 @@ class EventConverter:
         index_of = {k: i for i, k in enumerate(distinct)}
         index = np.array(list(map(index_of.__getitem__, kinds)), dtype=np.int32)
         for (ph, c), n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
-            self.counts[_text(c) if c is not None else "None"] += n
-            loaded = _TABLE_CODE.get(_text(c).lower(), 0)
+            self.counts[name_text(c) if c is not None else "None"] += n
+            loaded = _TABLE_CODE.get(name_text(c).lower(), 0)
             if loaded and ph != "X":
                 self.anomalies["events_not_complete"] += n
             elif ph == "X" and c.__class__ is not str:
                 self.anomalies["events_without_category"] += n
         code_of_index = np.array(
-            [_TABLE_CODE.get(_text(c).lower(), 0) if ph == "X" else 0 for ph, c in distinct], dtype=np.int8
+            [_TABLE_CODE.get(name_text(c).lower(), 0) if ph == "X" else 0 for ph, c in distinct], dtype=np.int8
         )
         if not code_of_index.any():
             return
@@ -141,7 +141,7 @@ class EventConverter:
         kind_of, mem_of = {}, {}
         for name_id, name in zip(cols["name_id"].tolist(), rows("name")):
             if name_id not in kind_of:
-                kind_of[name_id], mem_of[name_id] = _parse_memcpy_name(_text(name))
+                kind_of[name_id], mem_of[name_id] = _parse_memcpy_name(name_text(name))
         cols["kind"] = np.array([kind_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
         cols["host_memory"] = np.array([mem_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
         return cols
@@ -177,15 +177,8 @@ def _hashable_kinds(kinds: list) -> list:
     try:
         set(cats)
     except TypeError:
-        cats = [_text(c) for c in cats]
+        cats = [name_text(c) for c in cats]
     return list(zip(phs, cats))
-
-
-def _text(name) -> str:
-    """An event name as text: a string as is, ``None`` as ``""``, anything else (a number) as its JSON."""
-    if name.__class__ is str:
-        return name
-    return "" if name is None else str(name)
 
 
 def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:

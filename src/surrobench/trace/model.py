@@ -293,6 +293,16 @@ class TimelineBuilder:
         return {k: np.concatenate([c[k] for c in chunks]) for k in fields}
 
 
+def name_text(value) -> str:
+    """A name as text: a string as is, ``None`` as ``""``, bytes (an SQLite BLOB) decoded, anything else (a
+    number) as its text (never a crash later)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
 def _distinct_strings(names: list) -> dict | None:
     """The distinct names in the order first seen (a dict's keys), or ``None`` unless every name is a string."""
     try:

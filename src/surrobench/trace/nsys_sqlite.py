@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TimelineBuilder, TraceMeta
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TimelineBuilder, TraceMeta, name_text
 
 # CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP (CUPTI Activity API reference).
 _COPY_KIND = {1: CopyKind.H2D, 2: CopyKind.D2H, 8: CopyKind.D2D, 9: CopyKind.H2H, 10: CopyKind.P2P}
@@ -66,7 +66,7 @@ def load_nsys_sqlite(path: Path) -> Timeline:
 
 
 def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
-    strings = {i: _text(v) for i, v in db.execute("SELECT id, value FROM StringIds")}
+    strings = {i: name_text(v) for i, v in db.execute("SELECT id, value FROM StringIds")}
     builder, counts = TimelineBuilder(), {}
     gpu_cols = "start, end - start, {name}, deviceId, streamId, {corr}, {pid}"
     gpu = {
@@ -219,17 +219,8 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
         "ranges",
         start_ns=start,
         dur_ns=dur,
-        name_id=builder.intern([_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]),
+        name_id=builder.intern([name_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]),
         tid=[t or 0 for t in tid],
         rank=[_rank(pid_of, t) for t in tid],
     )
     return anomalies
-
-
-def _text(value) -> str:
-    """A name from a TEXT column; NULL as ``""``, a number or BLOB as its text (never a crash later)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)

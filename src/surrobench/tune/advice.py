@@ -15,7 +15,6 @@ from dataclasses import replace
 
 import torch
 
-from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
@@ -30,7 +29,7 @@ from surrobench.results.measured_remedies import cited_parts, measured_remedy, o
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
-from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
+from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.trials import Trials
 
 #: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
@@ -52,16 +51,14 @@ class MeasuringInterrupted(KeyboardInterrupt):
         return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
 
 
-def recipes_to_measure(
-    findings: Sequence[Finding], device: str, *, thorough: bool = False, step_ms: float | None = None
-) -> list[Recipe]:
+def recipes_to_measure(findings: Sequence[Finding], device: str, *, step_ms: float | None = None) -> list[Recipe]:
     """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
     the estimate, else the op time their ops hold (:attr:`~surrobench.records.findings.Finding.op_share` times
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
     by_id: dict[str, list] = {}
-    for r in candidate_remedies(device, thorough=thorough):
+    for r in candidate_remedies(device):
         by_id.setdefault(remedy_id(r.name), []).append(r)
 
     def stake(f: Finding) -> float:
@@ -140,9 +137,6 @@ def measure_config(
     budget_s: float,
     stored: Mapping[frozenset[str], dict] | None = None,
     *,
-    tolerance: float = DEFAULT_TOLERANCE,
-    rounds: int = DEFAULT_ROUNDS,
-    clock: Callable[[], float] = time.monotonic,
     timed: LatencyStats | None = None,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
@@ -152,14 +146,14 @@ def measure_config(
     recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None)
     if not recipes or budget_s <= 0:
         return ()
-    request = OptimizeRequest((), budget_s=budget_s, tolerance=tolerance, rounds=rounds, rebuildable=False)
-    end = clock() + budget_s
+    request = OptimizeRequest((), budget_s=budget_s, rebuildable=False)  # the default tolerance and rounds
+    end = time.monotonic() + budget_s
     try:
         with room_for_compiled_variants():
             bench = DeviceBench.start(cfg, prepared, request, end)
-            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True, stored=stored)
+            trials = Trials(bench, request.rounds, budget_s=budget_s, budget_end=end, bounded=True, stored=stored)
             threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
-            measured = measure_recipes(trials, recipes, tolerance, timed)
+            measured = measure_recipes(trials, recipes, request.tolerance, timed)
             return tuple(replace(m, direction=direction(m.remedy, threads)) for m in measured)
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
@@ -180,7 +174,6 @@ def measure_findings(
     findings: Sequence[Finding],
     measure_s: float,
     *,
-    tolerance: float = DEFAULT_TOLERANCE,
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     cited: Mapping[str, dict] | None = None,
@@ -211,7 +204,7 @@ def measure_findings(
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-                got = measure_config(cfg, prepared, mine, budget, stored, tolerance=tolerance, timed=result.latency_ms)
+                got = measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms)
             except KeyboardInterrupt:
                 got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
