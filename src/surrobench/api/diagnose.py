@@ -285,7 +285,9 @@ def diagnose_workload(
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += unclaimed(findings, measured) + overlapping(findings) + disagreements(measured, optimized)
+            warnings += (
+                unclaimed(findings, measured, optimized) + overlapping(findings) + disagreements(measured, optimized)
+            )
             if measuring:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -353,7 +355,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
+    warnings += unclaimed(findings, own, measured) + overlapping(findings) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 
