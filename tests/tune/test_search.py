@@ -594,6 +594,24 @@ def test_a_thread_count_above_the_free_cores_is_tried_last_and_its_window_cut_at
     assert clock.now < 8.0 if crowded else clock.now >= 20.0  # cut: 1 s of compile, 2 of its 6 rounds at 3.3 s
 
 
+@pytest.mark.parametrize("speedup", [0.2, 1.0])
+def test_a_thread_count_crowded_by_its_turn_goes_last_and_its_window_ends_once_slower(speedup):
+    """Room when the singles were sorted, none by its turn (a trial's threads=2 at P95 337 ms took 35.6 s of a
+    40 s budget before compile): it goes after compile, and with no deadline near its window ends once its rounds
+    so far are slower by the paired rule (2 of 6); one not slower keeps every round."""
+    clock = PlantedClock()
+    bench = PlantedBench({"compile": 1.3, "threads=4": speedup}, rounds=6, clock=clock, slow={"threads=4": 20.0})
+    readings = iter([8])  # room when sorted; 1 free core at every later reading
+    bench.free_cores = lambda: next(readings, 1)
+    search = planted_search(bench)
+    search.singles(remedies("threads=4", "compile"))
+    assert bench.opened == ["compile", "threads=4"]
+    (threads,) = [c for c in search.done if c.name == "threads=4"]
+    slower = speedup < 1.0
+    assert threads.verdict == ("rejected_slower" if slower else "rejected_not_faster")
+    assert len(search.paired[id(search.timed["threads=4"])]) == (2 if slower else 6)
+
+
 def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
     bench = PlantedBench({"compile": 1.3}, clock=PlantedClock(), free_cores=1)
     search = planted_search(bench, budget_end=1.5)  # compile's window takes 1 s; 3 more are kept to confirm it

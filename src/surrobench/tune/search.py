@@ -73,15 +73,20 @@ class Search(Trials):
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
     def singles(self, remedies: list[Remedy]) -> tuple[Singles, Handle | None]:
-        """Every remedy alone; a thread count above the cores free after the others (:meth:`crowded_last`), its window
-        cut at the deadline. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
+        """Every remedy alone; a thread count above the cores free after the others (:meth:`crowded_last`; one not
+        crowded then but by its turn goes to the end too), its window cut (:meth:`~Trials.window`). Returns
+        ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
         out: Singles = []
         best, best_speed = None, 0.0
-        for recipe, crowd in self.crowded_last([Recipe((r,)) for r in remedies]):
+        queue = self.crowded_last([Recipe((r,)) for r in remedies])
+        for recipe, crowd in queue:
             (remedy,) = recipe.remedies
             if reason := self.bench.infeasible(remedy):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
+                continue
+            if not crowd and (crowd := self.crowds(remedy)):  # the host's free cores read again at its turn
+                queue.append((recipe, crowd))
                 continue
             if reason := self.spent(recipe):
                 self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))

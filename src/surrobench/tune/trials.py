@@ -106,7 +106,7 @@ class Trials:
         return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
 
     def crowded_last(self, recipes: Sequence[Recipe]) -> list[tuple[Recipe, str]]:
-        """``recipes``, each with why it is tried last (:meth:`crowds` of a part, read once: the host's free cores
+        """``recipes``, each with why it is tried last (:meth:`crowds` of a part, as the free cores stand now: they
         move during a search; "" for none), those with a reason after the others, each group in its order."""
         reasons = [next((why for part in r.remedies if (why := self.crowds(part))), "") for r in recipes]
         return sorted(zip(recipes, reasons), key=lambda pair: bool(pair[1]))
@@ -154,12 +154,20 @@ class Trials:
 
     def window(self, handles: Sequence[Handle], cut: bool = False) -> None:
         """One window of ``handles`` with the baseline, recorded in :attr:`paired`, ended once :meth:`deadline`
-        passes when :attr:`bounded` or ``cut``; raises what the bench's did."""
+        passes when :attr:`bounded` or ``cut``; with ``cut`` (a crowded candidate, :meth:`crowds`) also once its
+        rounds so far are slower than those of what it would replace (the one before it, else the baseline), by
+        the rule of :mod:`surrobench.records.paired`. Raises what the bench's did."""
         baseline = self.bench.baseline
         first = len(baseline.rounds)
+        judged = [baseline, *handles][-2:]  # (what it would replace, the candidate) when cut
+        starts = [len(h.rounds) for h in judged]
         started = self.clock()
-        stop = (lambda: self.clock() >= self.deadline()) if self.bounded or cut else None
-        self.bench.window(handles, stop)
+
+        def stop() -> bool:
+            so_far = (h.samples_ms()[start:] for h, start in zip(judged, starts))
+            return self.clock() >= self.deadline() or (cut and PairedSamples.interleaved(*so_far).speedup().slower())
+
+        self.bench.window(handles, stop if self.bounded or cut else None)
         self.last_window_s = self.clock() - started
         self.last_rounds = len(baseline.rounds) - first
         for h in handles:
@@ -211,7 +219,8 @@ class Trials:
         elif why_not:
             reason += f"; {why_not}"
         if crowd:
-            cut = f", its window cut at the deadline: {self.last_rounds} of {self.rounds} rounds"
+            how = "once slower" if decisive.slower() else "at the deadline"
+            cut = f", its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
             reason += f"; {crowd}{cut if self.last_rounds < self.rounds else ''}"
         base_ms, ms = (float(np.median(self.last_window(h))) for h in (bench.baseline, handle))
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
