@@ -144,3 +144,21 @@ def test_a_models_error_names_the_models_line_not_torchs():
     line = Mismatched.forward.__code__.co_firstlineno + 1
     assert text.startswith("RuntimeError: mat1 and mat2") and text.endswith(f"(at test_failures.py:{line}, in forward)")
     assert error_text(ValueError("boom")) == "ValueError: boom"  # never raised: no traceback
+
+
+def test_a_factory_that_raises_is_labelled_and_stored_with_its_inputs(tmp_path):
+    """A factory that raises builds no module, but its inputs need none (the ``(B, 3, N, N)`` layout here, else the
+    hook): ``run`` and ``optimize`` record and label them as for a forward that raises (``1x3x8x8``), not the bare
+    size asked (``8``)."""
+    import surrobench
+    from surrobench.api.optimize import optimize
+
+    (tmp_path / "models.py").write_text("def build():\n    raise ValueError('x')\n")
+    spec = f"{tmp_path / 'models.py'}:build"
+    sweep = dict(shapes="8", batches="1", device="cpu", warmup=1, iters=3, threads=1)
+    (result,) = surrobench.benchmark(spec, db=tmp_path / "r.db", **sweep).results
+    assert (result.status, result.input_shape) == ("error", (1, 3, 8, 8))
+    labels = []
+    report = optimize(spec, db=tmp_path / "r.db", budget_s=1.0, processes=0, on_config=labels.append, **sweep)
+    assert report.configs[0].baseline.input_shape == (1, 3, 8, 8)
+    assert labels == [result.label()] and result.shape_text() == "1x3x8x8"

@@ -106,14 +106,14 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tupl
     return config_result(cfg, inputs, status, error=error_text(exc), extra=failure_extra(exc, cfg.device))
 
 
-def planned_label(cfg: ExecConfig, prepared: PreparedModel) -> str:
-    """``cfg``'s :meth:`~surrobench.records.run.ConfigResult.label` with every input its model builds for it;
-    ``cfg.label()`` (the requested shape) where they cannot be built (measuring it then says why)."""
+def planned_inputs(cfg: ExecConfig, surrogate: Surrogate) -> tuple[InputSpec, ...]:
+    """Every input ``surrogate`` builds for ``cfg`` (its inputs hook or layout: no module needed, so a factory that
+    raises has them too); none where they cannot be built (measuring it then says why)."""
     try:
-        built = make_input_sets(prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=1)
+        built = make_input_sets(surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=1)
     except (Exception, SystemExit):  # the model's own inputs hook: any exception type
-        return cfg.label()
-    return config_result(cfg, input_specs(built[0]), "ok", error=None).label()
+        return ()
+    return input_specs(built[0])
 
 
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:

@@ -21,7 +21,8 @@ from surrobench.execution.sanity import MUTATED_KEY, leak_warning
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
-from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
+from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
+from surrobench.execution.runner import run_config
 from surrobench.records.config import ExecSettings
 from surrobench.records.run import LEAK_KEY, ConfigResult, RunRecord, created_now
 from surrobench.records.stats import IQR_WARN_FRACTION
@@ -270,7 +271,7 @@ def execute_sweep(
                 prepared[cfg.model] = exc
         model = prepared[cfg.model]
         if isinstance(model, BaseException):
-            return failed_result(cfg, "error", model)
+            return failed_result(cfg, "error", model, planned_inputs(cfg, surrogates[cfg.model]))
         return run_config(cfg, model, timeout_s=request.timeout_s)
 
     hooks.on_start(len(configs) * request.rounds)

@@ -14,7 +14,7 @@ from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.execution.runner import failed_result, planned_label, prepare_model
+from surrobench.execution.runner import config_result, failed_result, planned_inputs, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
 from surrobench.execution.sweep import resolve_device, sweep_warnings
 from surrobench.records.config import EXEC_SETTINGS
@@ -39,7 +39,7 @@ def optimize_plans(
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> OptimizeReport:
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
-    ``on_config`` is told each config's label (:func:`~surrobench.execution.runner.planned_label`: every input),
+    ``on_config`` is told each config's label (every input :func:`~surrobench.execution.runner.planned_inputs` builds),
     ``on_phase`` gets a line before each batch of fresh processes."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
@@ -93,15 +93,14 @@ def optimize_plans(
     with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
         try:
             for cfg in configs:
+                inputs = planned_inputs(cfg, surrogates[cfg.model])
+                on_config(config_result(cfg, inputs, "ok", error=None).label())
                 try:
                     prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
                 except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
-                    on_config(cfg.label())
-                    entry = ConfigOptimization(
-                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc, cfg.device).line
-                    )
+                    baseline = failed_result(cfg, "error", exc, inputs)
+                    entry = ConfigOptimization(baseline=baseline, error=explain_failure(exc, cfg.device).line)
                 else:
-                    on_config(planned_label(cfg, prepared))
                     entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)
                     del prepared
                 keep(entry)  # kept even when Ctrl-C comes during its fresh check
