@@ -199,6 +199,27 @@ def test_a_new_database_in_a_folder_it_cannot_write_names_the_folder(tmp_path, m
     assert str(raised.value).endswith(f"s.db': its folder {str(tmp_path / 'no')!r} does not exist")
 
 
+def test_a_database_under_a_regular_file_names_that_file(tmp_path):
+    """A trial's ``--db /etc/hostname/surro.db`` read "cannot open the file" (with an x bit on the file, else "its
+    folder does not exist"): the path is refused before anything is measured, the file in the way named (exit 2)."""
+    import surrobench
+    from surrobench.errors import UsageError
+
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    cantopen = _error("SQLITE_CANTOPEN", "unable to open database file")
+    for mode in (0o644, 0o755):
+        afile.chmod(mode)
+        for db in (afile / "x.db", afile / "sub" / "x.db"):
+            assert write_failure(cantopen, db) == f"{str(afile)!r} is a file, not a folder"
+    with pytest.raises(UsageError) as raised:
+        surrobench.benchmark("pinn-mlp", db=afile / "x.db", shapes="8", batches="1", device="cpu", threads=1)
+    assert (
+        str(raised.value)
+        == f"cannot use results database {str(afile / 'x.db')!r}: {str(afile)!r} is a file, not a folder"
+    )
+
+
 def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys, monkeypatch):
     """The run row is written, then the first load point's write finds the database locked: the load point is in
     the recovery file, which imports back as the serve run."""
