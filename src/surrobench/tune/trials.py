@@ -111,13 +111,11 @@ class Trials:
         reasons = [next((why for part in r.remedies if (why := self.crowds(part))), "") for r in recipes]
         return sorted(zip(recipes, reasons), key=lambda pair: bool(pair[1]))
 
-    def expected_s(self, recipe: Recipe | None) -> float:
+    def expected_s(self, recipe: Recipe) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
         (0 before one); the first compiled one (cold) left out once there is a second, else counted at
         :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :meth:`first_compile`
         or the first compiled one's time, the longer."""
-        if recipe is None:
-            return 0.0
         compiled = compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
         if self.recompiles(recipe):
@@ -126,16 +124,14 @@ class Trials:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
 
-    def minimum_s(self, recipe: Recipe | None) -> float:
+    def minimum_s(self, recipe: Recipe) -> float:
         """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does, and
         :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
-        if recipe is None:
-            return 0.0
         compiled = compiles(recipe.name)
         setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
         return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
 
-    def spent(self, recipe: Recipe | None = None) -> str | None:
+    def spent(self, recipe: Recipe) -> str | None:
         """Why ``recipe`` would not end by :meth:`deadline` (needing :meth:`minimum_s` when :attr:`bounded`, else
         :meth:`expected_s`), None when it would: the budget as given (0.3 s, not 0 s), what ``recipe`` needs against
         what is left, and the time kept, one :meth:`reserve_s` per decision."""
@@ -192,7 +188,6 @@ class Trials:
         try:
             handle = bench.open(recipe)
         except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
-            bench.free()
             return self._failed(recipe.name, exc, started, current_name), None
         accuracy = bench.accuracy(handle)
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
@@ -201,7 +196,6 @@ class Trials:
                 self.window([current, handle] if current is not None else [handle], bool(crowd))
             except Exception as exc:  # a replay or a later call failed
                 del handle
-                bench.free()
                 return self._failed(recipe.name, exc, started, current_name), None
         if not accuracy.ok or handle.nonfinite:  # NaN/Inf before its window or at its end: no timing of it is judged
             reason = accuracy.reason if not accuracy.ok else nonfinite_message(handle.nonfinite)
@@ -243,6 +237,7 @@ class Trials:
         return result, handle
 
     def _failed(self, name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+        self.bench.free()  # the memory the failed candidate left behind
         cause = explain_failure(exc, self.bench.device)
         return CandidateResult(
             name,
