@@ -156,12 +156,11 @@ class Trials:
         baseline = self.bench.baseline
         first = len(baseline.rounds)
         judged = [baseline, *handles][-2:]  # (what it would replace, the candidate) when cut
-        starts = [len(h.rounds) for h in judged]
         started = self.clock()
 
         def stop() -> bool:
-            so_far = (h.samples_ms()[start:] for h, start in zip(judged, starts))
-            return self.clock() >= self.deadline() or (cut and PairedSamples.interleaved(*so_far).speedup().slower())
+            self.last_rounds = len(baseline.rounds) - first  # the rounds so far, as window_speedup reads them
+            return self.clock() >= self.deadline() or (cut and self.window_speedup(*judged).slower())
 
         self.bench.window(handles, stop if self.bounded or cut else None)
         self.last_window_s = self.clock() - started
