@@ -17,7 +17,7 @@ from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.plans import optimize_plans, sweeps_from_run
 from surrobench.tune.request import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEFAULT_ROUNDS, OptimizeRequest
-from surrobench.tune.request import check_search
+from surrobench.tune.request import check_search, remedy_names
 
 #: What optimize maximises: the speed of one call (``latency``) or the request rate at a P99 target (``capacity``).
 OBJECTIVES = ("latency", "capacity")
@@ -99,16 +99,16 @@ def optimize(
     with open_store(DEFAULT_DB if run is not None and db is None else db) as store:
         if run is not None:
             plans = sweeps_from_run(store.load_run(run))
-        request = OptimizeRequest.of(
+        request = OptimizeRequest(
             plans,
             budget_s=budget_s,
             tolerance=tolerance,
             thorough=thorough,
             rounds=rounds,
-            only=only,
-            verify=verify,
-            processes=processes,
+            only=remedy_names(only, plans[0].request.device, thorough=thorough),
+            fresh_pairs=verify,
             rebuildable=not by_object,
+            process_pairs=processes,
         )
         report = optimize_plans(request, store, command=command, on_config=on_config, on_phase=on_phase)
     for note in report.warnings:

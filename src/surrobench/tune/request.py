@@ -47,34 +47,6 @@ class OptimizeRequest:
     rebuildable: bool = True
     process_pairs: int = 0
 
-    @classmethod
-    def of(
-        cls,
-        sweeps: tuple[SweepPlan, ...],
-        *,
-        budget_s: float,
-        tolerance: float,
-        thorough: bool,
-        rounds: int,
-        only: str | Sequence[str] | None,
-        verify: int,
-        processes: int,
-        rebuildable: bool = True,
-    ) -> OptimizeRequest:
-        """The request of the library's and the CLI's parameters (``verify``, ``processes``: pairs); raises UsageError
-        as :func:`remedy_names` and :func:`check_search`."""
-        return cls(
-            sweeps,
-            budget_s=budget_s,
-            tolerance=tolerance,
-            thorough=thorough,
-            rounds=rounds,
-            only=remedy_names(only, sweeps[0].request.device, thorough=thorough),
-            fresh_pairs=verify,
-            rebuildable=rebuildable,
-            process_pairs=processes,
-        )
-
     def __post_init__(self) -> None:
         check_search(
             budget_s=self.budget_s,
