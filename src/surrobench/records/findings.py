@@ -203,8 +203,8 @@ class MeasuredRemedy(schemas.Plain):
         where = f" in optimization {self.cited}" if self.cited else ""
         if self.speedup is not None:
             crowd = f"; {self.reason}" if self.reason else ""  # timed on a crowded host (Trials.crowds)
-            ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
-            head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}{where}"
+            shown = Speedup(self.speedup, self.ci95, self.noise_floor or 0.0).text()  # timed: ci95 set too
+            head = f"{self.remedy}: measured {shown}{where}"
             ruled = self.margin is not None
             noise = ruled and self.noise_floor is not None and self.noise_floor >= self.margin
             if self.verdict == "faster":

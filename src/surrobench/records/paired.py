@@ -70,6 +70,10 @@ class Speedup(schemas.Plain):
     ci95: tuple[float, float]
     noise_floor: float
 
+    def text(self) -> str:
+        """``1.73x [1.55, 1.87]``: the estimate and its 95% interval."""
+        return f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]"
+
     def margin(self, rule: FasterRule = FasterRule()) -> float:
         """The fraction the interval must clear: the larger of ``rule.min_effect`` and the noise floor."""
         return max(rule.min_effect, self.noise_floor)
@@ -105,7 +109,7 @@ class Speedup(schemas.Plain):
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
         """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
         :meth:`undecided`'s words."""
-        text, verdict = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}", self.verdict(rule)
+        text, verdict = f"{self.text()} over {over}", self.verdict(rule)
         if verdict in ("faster", "slower"):
             return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
         head = f"inconclusive, {self.undecided(rule)}" if verdict == "inconclusive" else "not faster beyond the noise"

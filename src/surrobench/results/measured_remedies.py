@@ -14,7 +14,7 @@ from dataclasses import replace
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
-from surrobench.records.paired import MIN_EFFECT
+from surrobench.records.paired import MIN_EFFECT, Speedup
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
@@ -56,7 +56,7 @@ SLOWER = ("rejected_slower", "rejected_not_faster")
 
 def speedup_text(sp: dict | None) -> str:
     """An optimize ``speedup`` object as ``2.10x [2.05, 2.16]``; ``-`` when not measured."""
-    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
+    return Speedup.from_json(sp).text() if sp else "-"
 
 
 def cited_measurements(entry: dict, result: ConfigResult | None = None) -> tuple[MeasuredRemedy, ...]:

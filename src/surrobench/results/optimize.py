@@ -190,11 +190,10 @@ class ConfigOptimization:
         if drift is None or drift.verdict() not in ("faster", "slower"):
             return None
         return (
-            f"{self.baseline.label()}: the baseline in fresh processes ran {drift.median:.2f}x "
-            f"[{drift.ci95[0]:.2f}, {drift.ci95[1]:.2f}] the speed of the baseline in optimize's own process, beyond "
-            "the noise; the search's verdicts were judged in that process. Likely cause: the process's state before "
-            "timing (its memory allocator's thresholds, caches, a profiler attached); compare with a fresh "
-            "`surrobench run`"
+            f"{self.baseline.label()}: the baseline in fresh processes ran {drift.text()} the speed of the baseline "
+            "in optimize's own process, beyond the noise; the search's verdicts were judged in that process. Likely "
+            "cause: the process's state before timing (its memory allocator's thresholds, caches, a profiler "
+            "attached); compare with a fresh `surrobench run`"
         )
 
     @property
@@ -555,7 +554,7 @@ def fresh_verdict(
     margin = agree.margin()
     within = 1 / (1 + margin) <= agree.ci95[0] and agree.ci95[1] <= 1 + margin  # the interval, not the estimate
     how = (
-        f"optimize's {n} over the fresh pairs {agree.median:.2f}x [{agree.ci95[0]:.2f}, {agree.ci95[1]:.2f}], "
+        f"optimize's {n} over the fresh pairs {agree.text()}, "
         + ("a difference beyond" if differs else "no difference beyond" if within else "inconclusive: wider than")
         + f" the {agree.margin_text()}"
     )
@@ -568,7 +567,7 @@ def fresh_verdict(
             f"{fresh.margin_text(cleared=False)})"
         )
     reason = (
-        f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(baseline_ms)} process pairs "
+        f"fresh {fresh.text()} over {len(baseline_ms)} process pairs "
         f"({fresh.median / optimized.median - 1:+.1%} against optimize's {optimized.median:.2f}x; pair by pair "
         f"{', '.join(f'{e:.2f}x' for e in each)}), {how}; between processes the baseline median moved "
         f"{_spread(tuple(baseline_ms)):.0%}, the recipe's {_spread(tuple(recipe_ms)):.0%}"
