@@ -20,12 +20,12 @@ GENERATOR_OVERHEAD_WARN = 0.05
 OFFERED_CONFIDENCE = 0.999
 
 
-def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
-    """Distribution-free interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
+def quantile_ci(sorted_ms: np.ndarray, q: float) -> tuple[float | None, float | None]:
+    """Distribution-free :data:`CONFIDENCE` interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
     Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None when n is too small
     (a P99's upper bound needs n >= 368)."""
     n = sorted_ms.size
-    alpha = 1.0 - confidence
+    alpha = 1.0 - CONFIDENCE
     r = int(stats.binom.ppf(alpha / 2, n, q))
     s = int(stats.binom.ppf(1 - alpha / 2, n, q)) + 1
     lo = float(sorted_ms[r - 1]) if r >= 1 else None
@@ -33,9 +33,9 @@ def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE)
     return lo, hi
 
 
-def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
-    """Fewest requests for an upper bound on quantile ``q``: least n with ``q**n < (1 - confidence) / 2``."""
-    return math.floor(math.log((1 - confidence) / 2) / math.log(q)) + 1
+def bounding_requests(q: float) -> int:
+    """Fewest requests for an upper bound on quantile ``q``: least n with ``q**n < (1 - CONFIDENCE) / 2``."""
+    return math.floor(math.log((1 - CONFIDENCE) / 2) / math.log(q)) + 1
 
 
 #: Requests behind a P99 before its interval has an upper bound (:func:`bounding_requests`).

@@ -375,11 +375,11 @@ def _write_output(path: Path, text: str, flag: str) -> None:
         ) from None
 
 
-def write_json(path: Path | None, obj, flag: str = "--json") -> None:
+def write_json(path: Path | None, obj) -> None:
     """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`."""
     if path is not None:
         with signals_deferred():  # the document is built whole too
-            _write_output(path, json.dumps(obj, indent=1) + "\n", flag)
+            _write_output(path, json.dumps(obj, indent=1) + "\n", "--json")
 
 
 def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:

@@ -171,7 +171,7 @@ def _union_width(spans: list[tuple[int, int]]) -> int:
     return intervals.total(*intervals.merge(lo, hi))
 
 
-def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
+def parse_flamegraph_svg(text: str) -> tuple[tuple[HostHotspot, ...], int]:
     """Inclusive and self shares from an inferno SVG, and the sample count. Raises ValueError: not one."""
     frames = []  # (name, y, x, w)
     for g in ET.fromstring(text).iter(f"{_SVG}g"):
@@ -206,7 +206,7 @@ def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostH
             in_model.setdefault(name, []).append((x, x + w))
     model = {name: _union_width(iv) / total for name, iv in in_model.items()}
     spots = [
-        HostHotspot(name, _union_width(iv) / total, selfs[name] / total, source, model.get(name, 0.0))
+        HostHotspot(name, _union_width(iv) / total, selfs[name] / total, "py-spy", model.get(name, 0.0))
         for name, iv in spans.items()
     ]
     return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total

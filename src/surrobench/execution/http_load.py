@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, unloaded_latency
+from surrobench.execution.batcher import ServeTrace, unloaded_latency
 from surrobench.records.serve import UnloadedLatency
 
 #: Connections kept open at once, so the pool does not close the open loop (httpx's default limit is 100).
@@ -81,17 +81,17 @@ def check_url(url: str) -> None:
 CONNECT_TIMEOUT_S = 3.0
 
 
-def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+def check_reachable(url: str) -> None:
     """Open and close one TCP connection to ``url``, so a down endpoint is a usage error.
 
     Raises:
-        UsageError: refused, unresolved, or no connection within ``timeout_s``.
+        UsageError: refused, unresolved, or no connection within :data:`CONNECT_TIMEOUT_S`.
     """
     check_url(url)
     parts = urlsplit(url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
     except ConnectionRefusedError:
         raise UsageError.bad("url", f"{url!r}: connection refused at {host}:{port} (is the server running?)") from None
     except socket.gaierror as exc:
@@ -117,15 +117,15 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
     return trace
 
 
-def http_unloaded(url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0) -> dict[int, UnloadedLatency]:
-    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``), batch size 1
-    only, no loop (the endpoint batches by its own policy).
+def http_unloaded(url: str, budget_s: float) -> dict[int, UnloadedLatency]:
+    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``, each waited on
+    for up to 10 s) within ``budget_s``, batch size 1 only, no loop (the endpoint batches by its own policy).
 
     Raises:
         UsageError: httpx is not installed, or a request failed (its cause named).
     """
     httpx = _httpx()
-    with httpx.Client(timeout=timeout_s) as client:
+    with httpx.Client(timeout=10.0) as client:
 
         def one(k: int) -> float:
             began = time.perf_counter()

@@ -330,7 +330,7 @@ def _speedup(d: dict | None) -> Speedup | None:
     return Speedup.from_json(d) if d else None
 
 
-def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) -> ConfigResult:
+def _timing(entry: dict, d: dict, error: str | None = None) -> ConfigResult:
     """The timing an optimize object kept (``median_ms``, ``p95_ms``, ``peak_mem_bytes``, ``top_op``,
     ``setup_s``) as a :class:`ConfigResult` of the config ``entry``."""
     nan = float("nan")
@@ -339,7 +339,7 @@ def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) 
     setup_s = d.get("setup_s")
     return ConfigResult.of(
         entry,
-        status=status if median is not None or error is None else "error",
+        status="ok" if median is not None or error is None else "error",
         error=error,
         cold_start_ms=setup_s * 1e3 if setup_s is not None else None,
         latency_ms=latency,
