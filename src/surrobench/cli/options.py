@@ -748,11 +748,7 @@ class MatchOptions:
 
 #: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s``: ``--budget-s``).
 FLAG_OF_PARAMETER = {
-    "shapes": "--shape",
-    "batches": "--batch",
-    "precisions": "--precision",
-    "modes": "--mode",
-    "model": "--model",
+    **{plural: f"--{name}" for name, plural in _PLURAL.items()},
     "ignore_fields": "--ignore-field",
     "rates": "--rate",
     "arrivals_file": "--arrivals",
@@ -761,9 +757,7 @@ FLAG_OF_PARAMETER = {
     "trace": "TRACE",
     "then": "--profile",
     "gate": "--fail-on-regression",
-    "schedule.wait": "--profile-wait",
-    "schedule.warmup": "--profile-warmup",
-    "schedule.active": "--profile-active",
+    **{f"schedule.{f.name}": f"--profile-{f.name}" for f in fields(ProfileSchedule)},
 }
 
 
