@@ -16,7 +16,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.results.store import ResultStore
-from surrobench.results.profiles import op_profile_step_ms
+from surrobench.results.profiles import op_profile_step
 from surrobench.workload.spec import ShapeSpec
 
 RUN_ID = "20261201-100000-aaaa"
@@ -54,7 +54,7 @@ def test_cpu_op_times_per_step_never_exceed_the_step_on_a_busy_machine(tmp_path,
         store.begin_run(run(RUN_ID, []))
         config_id = store.add_result(RUN_ID, result)
         report = profile_api.profile_config(cfg, result, config_id, store, ProfileOptions(), RUN_ID)
-        stored = op_profile_step_ms(store, config_id)
+        stored, _ = op_profile_step(store, config_id)
     for profiled in (report.profiled_step_ms, stored):  # diagnose_workload reads the report, diagnose --run the store
         ev = ConfigEvidence(result=result, op_table=report.op_table, profiled_step_ms=profiled)
         found = memory_bound(ev, DEFAULT_THRESHOLDS)

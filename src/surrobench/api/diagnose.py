@@ -47,7 +47,7 @@ from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Pro
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
-from surrobench.results.profiles import load_roofline, op_profile_step_ms, op_profile_trace
+from surrobench.results.profiles import load_roofline, op_profile_step
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
@@ -366,8 +366,8 @@ def _stored_evidence(store: ResultStore, result: ConfigResult, ceilings, warning
     config_id, label = result.config_id, result.label()
     if result.status != "ok" or (table := load_op_table(store, config_id)) is None:
         return None
-    trace = op_profile_trace(store, config_id)
-    known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
+    step_ms, trace = op_profile_step(store, config_id)
+    known = dict(label=label, result=result, op_table=table, profiled_step_ms=step_ms)
     if (roof := load_roofline(store, config_id)) is not None:
         known["roofline"] = roof
         flops[result.key()] = {o.name: o.flops for o in roof.ops}

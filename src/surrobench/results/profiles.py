@@ -120,17 +120,13 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
         return KernelTable(kernels, head["total_us"], head["active_steps"], head["source"], notes)
 
 
-def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
-    """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
-    (:attr:`surrobench.api.profile.ProfileReport.profiled_step_ms`; a database written before that holds the median)."""
-    row = named(store.conn, "SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row["profiled_step_ms"] if row else None
-
-
-def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
-    """The trace file recorded with a config's op table, or None."""
-    row = named(store.conn, "SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row["trace_path"] if row else None
+def op_profile_step(store: ResultStore, config_id: int) -> tuple[float | None, str | None]:
+    """The profiled step recorded with a config's op table, ms: the mean of the recorded steps
+    (:attr:`surrobench.api.profile.ProfileReport.profiled_step_ms`; a database written before that holds the median),
+    and the trace file; each None where not recorded."""
+    sql = "SELECT profiled_step_ms, trace_path FROM op_profiles WHERE config_id = ?"
+    row = named(store.conn, sql, (config_id,)).fetchone()
+    return (row["profiled_step_ms"], row["trace_path"]) if row else (None, None)
 
 
 def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -> None:
