@@ -149,10 +149,7 @@ def sweep_request(
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)
-    try:
-        check_timeout_s(timeout_s)
-    except ValueError as exc:
-        raise UsageError.bad("timeout_s", str(exc)) from None
+    check_timeout_s(timeout_s)
     mode_list = tuple(parse_modes(_text(modes, "modes")))
     parse_compile_mode(compile_mode)  # an unknown mode is named as such before its placement is judged
     if compile_mode is not None and "compile" not in mode_list:

@@ -14,6 +14,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from surrobench.errors import UsageError
+
 
 class ConfigTimeout(BaseException):
     """The config ran past its limit; a ``BaseException`` so that a model's ``except Exception`` does not swallow
@@ -27,15 +29,16 @@ class ConfigTimeout(BaseException):
 
 
 def check_timeout_s(timeout_s: float | None) -> None:
-    """Raise ``ValueError`` unless ``timeout_s`` is None or a finite number > 0 (seconds)."""
+    """Raise :class:`UsageError` naming ``timeout_s`` unless it is None or a finite number > 0 (seconds)."""
     if timeout_s is None:
         return
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
-        raise ValueError(f"{timeout_s!r}: a number of seconds, not {type(timeout_s).__name__}")
+        raise UsageError.bad("timeout_s", f"{timeout_s!r}: a number of seconds, not {type(timeout_s).__name__}")
     if not (math.isfinite(timeout_s) and timeout_s > 0):
-        raise ValueError(f"{timeout_s}: must be a finite number of seconds > 0")
+        raise UsageError.bad("timeout_s", f"{timeout_s}: must be a finite number of seconds > 0")
     if threading.current_thread() is not threading.main_thread():
-        raise ValueError(": needs the main thread (its timer is a signal, which only the main thread gets)")
+        detail = ": needs the main thread (its timer is a signal, which only the main thread gets)"
+        raise UsageError.bad("timeout_s", detail)
 
 
 @contextlib.contextmanager
