@@ -111,7 +111,7 @@ _V1 = {
 _V2 = _V1 | {"inputs": _s.list_of(_s.keys({"shape": _s.list_of(_s.whole()), "dtype": _text}, exact=True))}
 _V3 = _V2 | {"settings": _s.keys({}, dict.fromkeys(RESULT_SETTINGS, _s.anything), exact=True)}
 _V3 |= {"rounds": _s.whole(1), "rounds_planned": _s.nullable(_s.whole(1))}
-RESULT_KEYS, RESULT_KEYS_V2, RESULT_KEYS_V3 = tuple(_V1), tuple(_V2), tuple(_V3)
+RESULT_KEYS_V3 = tuple(_V3)
 #: A multi-process row's placement (:class:`Placement`) and time in collectives.
 _PLACEMENT = {"config": _s.whole(), "role": _s.text, "rank": _count, "world_size": _s.whole(1), "host": _text}
 _MULTI_RANK = {
