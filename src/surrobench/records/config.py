@@ -91,11 +91,6 @@ def inputs_text(inputs: tuple[InputSpec, ...]) -> str:
     )
 
 
-def is_legacy(inputs: tuple[InputSpec, ...]) -> bool:
-    """Whether ``inputs`` come from a record that kept its primary input alone (:class:`InputSpec`, dtype None)."""
-    return any(spec.dtype is None for spec in inputs)
-
-
 def inputs_json(inputs: tuple[InputSpec, ...]) -> list[dict]:
     """``inputs`` as the run-v2 list, ``[{"shape": [...], "dtype": "float32"}, ...]`` (also the list of an
     optimize-v2 or -v3 config and of compare-v2)."""

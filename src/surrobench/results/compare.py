@@ -21,7 +21,7 @@ from pathlib import PurePath
 from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import inputs_json, is_legacy, mode_text
+from surrobench.records.config import inputs_json, mode_text
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
 from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, ratio
@@ -334,8 +334,8 @@ def match_configs(
 
 
 def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...]) -> bool:
-    """Whether a result of either run recorded its primary input alone, so pairing must fall back to it."""
-    return any(is_legacy(r.inputs) for r in (*base, *new))
+    """Whether a result of either run kept its primary input alone (one input, dtype None): pairing falls back to it."""
+    return any(spec.dtype is None for r in (*base, *new) for spec in r.inputs)
 
 
 def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
