@@ -47,7 +47,7 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
-from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
+from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import failure_status
 from surrobench.execution.ranges import annotated_step, phase_range
@@ -55,6 +55,7 @@ from surrobench.execution.runner import config_step, error_text, prepare_model
 from surrobench.execution.timing import time_once, warm_up
 from surrobench.records import schemas
 from surrobench.records.kernels import MODULE_RANGE_PREFIX
+from surrobench.records.stats import NS_PER_MS
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 

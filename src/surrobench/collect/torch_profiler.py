@@ -18,6 +18,7 @@ from surrobench.collect.op_events import tables_from_events
 from surrobench.errors import UsageError
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
+from surrobench.records.stats import NS_PER_MS
 
 if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this module's defaults without it
     from torch.autograd.profiler import profile
@@ -29,7 +30,6 @@ DEFAULT_ACTIVE = 5
 Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
 (docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md)."""
 
-NS_PER_MS = 1e6
 #: Above Kineto's USDT level 5 (libkineto ``Logger.h``): hides its per-capture USDT stderr lines, and its ERROR
 #: lines, whose news (CUPTI did not attach) :func:`_checked` reports itself.
 KINETO_QUIET_LEVEL = "6"

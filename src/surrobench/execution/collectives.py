@@ -19,6 +19,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from surrobench.records.stats import NS_PER_MS
+
 #: The ``torch.distributed`` calls that block (or, on NCCL, order the current stream) until done.
 BLOCKING_CALLS = tuple(
     "all_reduce all_gather all_gather_into_tensor all_gather_object reduce_scatter reduce_scatter_tensor broadcast"
@@ -26,7 +28,6 @@ BLOCKING_CALLS = tuple(
 )
 #: Calls that always return works to wait on.
 WORK_CALLS = ("batch_isend_irecv",)
-NS_PER_MS = 1e6
 
 
 class _Mark:

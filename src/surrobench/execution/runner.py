@@ -30,11 +30,10 @@ from surrobench.execution.sanity import nonfinite_message, output_tensors
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, NONFINITE_KEY, PEAK_OWN_KEY, ConfigResult
-from surrobench.records.stats import LatencyStats
+from surrobench.records.stats import MS_PER_S, LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
 
-MS_PER_S = 1000.0
 #: What to do when a forward misses arguments: the factory's inputs hook (docs/models.md, "Your model").
 MULTI_INPUT_HINT = (
     "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "

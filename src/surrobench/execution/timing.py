@@ -16,8 +16,7 @@ import torch
 
 from surrobench.execution.deadline import ConfigTimeout
 from surrobench.execution.memory import minor_faults
-
-NS_PER_MS = 1e6
+from surrobench.records.stats import NS_PER_MS
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import numpy as np
 
 from surrobench.records import schemas
 
+NS_PER_MS = 1e6
+MS_PER_S = 1000.0
 #: Resamples for the bootstrap CI. 2000 gives a CI whose end points move by well under 1% between seeds on
 #: 50-sample latency sets (Efron & Tibshirani 1993, ch. 13: 1000-2000 for percentile intervals).
 BOOTSTRAP_RESAMPLES = 2000

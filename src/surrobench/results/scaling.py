@@ -14,10 +14,8 @@ import numpy as np
 
 from surrobench.records.intervals import merge, total
 from surrobench.records.run import ConfigResult, Placement, placement
-from surrobench.records.stats import LatencyStats
+from surrobench.records.stats import MS_PER_S, NS_PER_MS, LatencyStats
 
-MS_PER_S = 1000.0
-NS_PER_MS = 1e6
 #: How the ranks of a run share the work (``run --parallel``): every rank the same config
 #: (``replicas``), one distributed model over the ranks (``model``), or the sweep's configs dealt
 #: out over the ranks (``configs``, what ``run --devices`` does).
