@@ -80,7 +80,7 @@ def service_faster(base: dict[int, UnloadedLatency], cand: dict[int, UnloadedLat
     the one paired rule (:meth:`PairedSamples.separate`, each side as :data:`PAIRED_ROUNDS` rounds)."""
     size = padded_size(batch, tuple(sorted(cand)))
     pair = PairedSamples.separate(_rounds(base[size].back_to_back_ms), _rounds(cand[size].back_to_back_ms))
-    return pair.faster()
+    return pair.speedup().faster()
 
 
 def capacity_search(

@@ -195,10 +195,6 @@ class PairedSamples:
         estimate, ci95 = self.ratio(0.5)
         return Speedup(estimate, ci95, noise_floor(self.baseline))
 
-    def faster(self, rule: FasterRule = FasterRule()) -> bool:
-        """:meth:`Speedup.faster` of :meth:`speedup`: the one rule."""
-        return self.speedup().faster(rule)
-
     def ratio(self, q: float) -> tuple[float, tuple[float, float]]:
         """``(quantile_q(baseline) / quantile_q(candidate), its 95% interval)``: ``q`` = 0.5 is the speedup,
         0.95 the P95's; quantiles interpolate linearly (numpy's default, Hyndman & Fan type 7)."""
