@@ -57,9 +57,7 @@ def recipes_to_measure(findings: Sequence[Finding], device: str, *, step_ms: flo
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
-    by_id: dict[str, list] = {}
-    for r in candidate_remedies(device):
-        by_id.setdefault(remedy_id(r.name), []).append(r)
+    by_id = grouped(candidate_remedies(device), lambda r: remedy_id(r.name))
 
     def stake(f: Finding) -> float:
         return f.estimated_gain_ms if f.estimated_gain_ms is not None else f.op_share * (step_ms or 0.0) or -1.0
