@@ -137,9 +137,11 @@ def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError)
 
 
 def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
-    """Ctrl-C during ``optimize``: ``partial`` the stored report, the config cut short last."""
+    """Ctrl-C during ``optimize``: ``partial`` the stored report, the config cut short last; those optimized, as
+    stored: finished, or cut during its confirmation with its recipe standing."""
+    done = sum(not c.cut_short or bool(c.recommended) for c in report.configs)
     return Interrupted(
-        f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
+        f"interrupted: {done} of {total} configs optimized"
         + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
         + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id}"
         + (f", recipe run {report.recipe_run_id})" if report.recipe_run_id else ")"),
