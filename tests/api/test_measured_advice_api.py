@@ -232,8 +232,8 @@ def test_savings_beyond_a_findings_ops_read_as_the_whole_steps_and_overlap(tmp_p
         assert not gains["thread_oversubscription"]["whole_step"] and not gains["thread_oversubscription"]["drifted"]
         (overlap,) = [w for w in d.warnings if "measured savings overlap" in w]
         assert overlap.startswith(  # the drifted window's saving says whose baseline it is
-            f"{d.findings[0].config}: measured savings overlap (threads=1 12 ms, compile 32.5 ms of a drifted 39.2 ms "
-            "window)"
+            f"{d.findings[0].config}: measured savings overlap (threads=1 12 ms, compile 32.5 ms (its window's "
+            "baseline drifted: 39.2 ms))"
         )
 
 
@@ -260,3 +260,70 @@ def test_a_remedy_not_faster_says_the_paired_rule_s_one_word_in_note_json_and_ac
     same = Speedup(1.0, (0.99, 1.01), 0.01)
     c = CandidateResult("tf32", "rejected_not_faster", "planted", speedup=same, baseline_ms=4.0)
     assert advice.measured_remedy(c, 1e-2).verdict == "unchanged"
+
+
+def _stored_compile(monkeypatch, unconfirmed: bool, baseline_ms: float = 1e4):
+    """Every config diagnosed has one stored optimization, o7 (through ``measured_for``, as a store holding it): compile
+    accepted in its window at 1.45x [1.09, 2.49] (noise floor 8.4%) on a ``baseline_ms`` baseline, and, where
+    ``unconfirmed``, its confirmation pooled over 4 windows at 1.38x [1.03, 1.85] (floor 11.7%), recommending
+    nothing (a fresh-user trial's transolver)."""
+    from synthetic import optimize_entry
+
+    from surrobench.results.measured_remedies import cited_entry
+
+    speedup = {"median": 1.45, "ci95": [1.09, 2.49], "noise_floor": 0.084}
+    compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": speedup, "baseline_ms": baseline_ms}
+    pooled = {"median": 1.38, "ci95": [1.03, 1.85], "noise_floor": 0.117}
+    doc = {"candidates": [compile_], "recommended": []}
+    if unconfirmed:
+        doc["unconfirmed"] = {"name": "compile", "speedup": pooled, "windows": 4, "accepted": ["compile"]}
+    else:
+        doc |= {"recommended": ["compile"], "recipe": {"speedup": speedup}}
+    entry = optimize_entry(doc) | {"optimize_id": "o7", "tolerance": 0.01}
+
+    def stored(store, results):
+        return {r.label(): cited_entry([entry]) for r in results}
+
+    monkeypatch.setattr(api_diagnose, "measured_for", stored)
+
+
+def test_a_cited_remedy_carries_its_optimizations_final_verdict_and_a_saving_the_timed_step_allows(
+    tmp_path, monkeypatch
+):
+    """A fresh-user trial: diagnose --measure-s 0 cited compile's one window, 1.45x, as faster, high severity, and
+    "saves 12.8 ms/step" of the optimization's 41.2 ms window beside a 21.05 ms timed step, while that optimization's
+    confirmation pooled 1.38x [1.03, 1.85], not above 1 + its 11.7% floor, and recommended nothing; no line said
+    compile was cited. The citation carries the pooled verdict and is not advised; a cited saving is the timed step's
+    x (1 - 1/speedup), its drift kept; the cited line appears with no remedy measured."""
+    from surrobench.results.measured_remedies import cited_lines
+
+    _with_a_compile_finding(monkeypatch)
+    _stored_compile(monkeypatch, unconfirmed=True)
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    (m,) = [m for f in d.findings for m in f.measured]  # credited to one finding naming compile (owners)
+    assert (m.cited, m.verdict, m.speedup, m.ci95, m.noise_floor) == ("o7", "inconclusive", 1.38, (1.03, 1.85), 0.117)
+    assert not any(f.best_measured or "compile" in f.remedies for f in d.findings if f.measured)  # not advised
+    assert cited_lines(d.findings) and set(cited_lines(d.findings)) <= set(d.warnings)
+    _stored_compile(monkeypatch, unconfirmed=False)  # a confirmed recipe: faster, its saving on the timed step
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    (f,) = [f for f in d.findings if f.measured]
+    step = d.run.results[0].latency_ms.median
+    assert f.best_measured.verdict == "faster" and f.best_measured.drifted and f.gain["drifted"]
+    assert f.gain_ms == pytest.approx(step * (1 - 1 / 1.45)) and f.gain_ms < step
+    assert cited_lines(d.findings) and set(cited_lines(d.findings)) <= set(d.warnings)
+
+
+def test_diagnoses_own_window_is_judged_with_the_stored_confirmations_noise_floor(tmp_path, monkeypatch):
+    """A fresh-user trial: diagnose judged compile 1.41x [1.03, 1.69] faster by its window's 1.0% floor (margin 2%),
+    a minute after optimize's confirmation judged the same lower bound against its 11.7% floor. The one rule's
+    margin takes the stored confirmation's floor where larger, and the record names whose it is."""
+    _with_a_compile_finding(monkeypatch)
+    _stored_compile(monkeypatch, unconfirmed=True)
+    own = MeasuredRemedy("compile", "faster", 1.41, (1.03, 1.69), 31.2, 9.1, noise_floor=0.01, margin=0.02)
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (own,))
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
+    (m,) = [m for f in d.findings for m in f.measured]
+    assert (m.cited, m.verdict, m.noise_floor, m.margin, m.floor_from) == (None, "inconclusive", 0.117, 0.117, "o7")
+    assert not any(f.best_measured or "compile" in f.remedies for f in d.findings if f.measured)  # not advised
+    stored = diagnose(run=d.run.run_id, db=tmp_path / "r.db")  # as stored, read back
+    assert [m for f in stored.findings for m in f.measured] == [m]

@@ -185,5 +185,8 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
     drifted = replace(faster, drifted=True)
     assert narrow.whole_step is False and replace(narrow, measured=(faster,)).whole_step  # 33% of the step saved
     both = replace(narrow, measured=(drifted,))
-    assert brief_cells(both)["gain"] == "saves 1.000 ms/step measured, whole step, of a drifted 3 ms window (cudagraph)"
-    assert finding_row(both)[-1] == "1.000 (measured, whole step, of a drifted 3 ms window)"
+    assert (
+        brief_cells(both)["gain"]
+        == "saves 1.000 ms/step measured, whole step, its window drifted: 3 ms baseline (cudagraph)"
+    )
+    assert finding_row(both)[-1] == "1.000 (measured, whole step, its window drifted: 3 ms baseline)"

@@ -145,10 +145,11 @@ class MeasuredRemedy(schemas.Plain):
         verdict: one of :data:`MEASURED_VERDICTS`.
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
             ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
-            one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`), ``baseline_ms``
-            where ``drifted`` (its window drifted from the timed step: :func:`surrobench.results.measured_remedies.drifted`);
-            ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
-            when not timed.
+            the timed step's for all the remedies of a config (:func:`surrobench.results.measured_remedies.on_step`;
+            ``drifted``: the window's baseline drifted from it); ``noise_floor`` and ``margin``
+            (:meth:`surrobench.records.paired.Speedup.margin`), fractions, the floor the confirmation's of the
+            optimization ``floor_from`` names where larger (:func:`surrobench.results.measured_remedies.floored`); all
+            None when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
             ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; of a timed one, why it was tried
@@ -182,6 +183,7 @@ class MeasuredRemedy(schemas.Plain):
     direction: str | None = None
     drifted: bool = False
     cited: str | None = None
+    floor_from: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict == "no-difference":  # the margin as the floor gives Speedup.margin() the same margin back
@@ -207,14 +209,15 @@ class MeasuredRemedy(schemas.Plain):
             head = f"{self.remedy}: measured {shown}{where}"
             ruled = self.margin is not None
             noise = ruled and self.noise_floor is not None and self.noise_floor >= self.margin
+            floor = f" (floor of optimization {self.floor_from})" if self.floor_from else ""
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
-                drift = f" of its drifted window's {self.baseline_ms:.3g} ms" if saves and self.drifted else ""
-                cleared = f", {margin_words(self.margin, noise, True)}" if ruled else ""
+                drift = f" (its window's baseline drifted: {self.baseline_ms:.3g} ms)" if saves and self.drifted else ""
+                cleared = f", {margin_words(self.margin, noise, True)}{floor}" if ruled else ""
                 return head + cleared + saves + drift + crowd
             needs = ""
             if ruled and self.verdict != "slower":
-                needs = f", lower bound {margin_words(self.margin, noise, False)}"
+                needs = f", lower bound {margin_words(self.margin, noise, False)}{floor}"
             return f"{head}, {self.verdict}{needs}{crowd}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""

@@ -77,10 +77,10 @@ def _failed_text(c: dict) -> str:
 
 
 def _measured(f: Finding) -> str:
-    """``measured`` (``in optimization o7`` where cited), then ``whole step`` (:attr:`Finding.whole_step`), ``of a
-    drifted 24.7 ms window`` (its ``gain``, the milliseconds that window's baseline, not the timed step) if so."""
+    """``measured`` (``in optimization o7`` where cited), then ``whole step`` (:attr:`Finding.whole_step`), ``its
+    window drifted: 24.7 ms baseline`` (its ``gain``; the saving is still the timed step's) if so."""
     best = f.best_measured
-    drift = f", of a drifted {best.baseline_ms:.3g} ms window" if f.gain["drifted"] else ""
+    drift = f", its window drifted: {best.baseline_ms:.3g} ms baseline" if f.gain["drifted"] else ""
     cited = f" in optimization {best.cited}" if best and best.cited else ""
     return "measured" + cited + ", whole step" * f.whole_step + drift
 

@@ -84,15 +84,14 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
 def on_step(
     measured: Sequence[MeasuredRemedy], timed: LatencyStats | None, step: float | None = None
 ) -> tuple[MeasuredRemedy, ...]:
-    """``measured`` with every ``saved_ms`` taken on one step, the ``timed`` step's median, else ``step`` (None: each
-    keeps its own); a window whose baseline :func:`drifted` from the ``timed`` step keeps its own saving, marked
-    ``drifted``: its ratio is not the timed step's. Diagnose's own measurements and those it cites, by one rule."""
+    """``measured`` with every ``saved_ms`` taken on one step, ``step_ms x (1 - 1 / speedup)``, ms: ``step_ms`` the
+    ``timed`` step's median, else ``step`` (None: each keeps its own), so no saving exceeds what its speedup allows on
+    the step diagnosed; a window whose baseline :func:`drifted` from the ``timed`` step is marked ``drifted`` (its
+    ratio is not the timed step's, and the drift is said). Diagnose's own measurements and those it cites, by one
+    rule."""
     step = timed.median if timed else step
     out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in measured]
-    return tuple(
-        replace(m, saved_ms=saved_ms(step, m.speedup)) if step and m.saved_ms is not None and not m.drifted else m
-        for m in out
-    )
+    return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if step and m.saved_ms is not None else m for m in out)
 
 
 def cited_entry(entries: Sequence[dict]) -> dict:
@@ -102,12 +101,59 @@ def cited_entry(entries: Sequence[dict]) -> dict:
     (:func:`measured_remedy`) among the optimizations of its ``settings``, the newest where each is (docs/design.md,
     "Citing optimize"), each candidate with its own optimization's ``optimize_id`` and ``tolerance``."""
     judged: dict[frozenset[str], list[tuple[str, dict]]] = {}
-    for entry in (e for e in entries if e.get("settings") == entries[0].get("settings")):
+    for entry in (confirmed(e) for e in entries if e.get("settings") == entries[0].get("settings")):
         ids = {"optimize_id": entry["optimize_id"], "tolerance": entry["tolerance"]}
         for c, d in zip(config_from_json(entry).candidates, entry["candidates"]):
             judged.setdefault(remedy_parts(c.name), []).append((measured_remedy(c, ids["tolerance"]).verdict, ids | d))
     picked = [next((d for verdict, d in got if verdict != "inconclusive"), got[0][1]) for got in judged.values()]
     return entries[0] | {"candidates": picked}
+
+
+def confirmed(entry: dict) -> dict:
+    """``entry`` (an optimize config object) with the candidate whose recipe did not hold across its confirmation's
+    windows (``unconfirmed``) carrying that judgement, optimize's last word on it: the pooled speedup, and
+    ``rejected_slower`` or ``rejected_not_faster`` by the paired rule, so it is cited as optimize judged it in the end
+    (a trial's diagnose cited compile's one window, 1.45x [1.09, 2.49], as faster, pooled 1.38x [1.03, 1.85])."""
+    if not (last := entry.get("unconfirmed")):
+        return entry
+    sp = Speedup.from_json(last["speedup"])
+    pooled = {"speedup": last["speedup"], "verdict": "rejected_slower" if sp.slower() else "rejected_not_faster"}
+    parts = remedy_parts(last["name"])
+    return entry | {"candidates": [c | pooled if remedy_parts(c["name"]) == parts else c for c in entry["candidates"]]}
+
+
+def floored(measured: Sequence[MeasuredRemedy], entry: dict) -> tuple[MeasuredRemedy, ...]:
+    """``measured`` (diagnose's own, of one config) judged by the paired rule with the A/A noise floor of ``entry``'s
+    confirmation (the optimize config object cited for the config: its recipe's, or ``unconfirmed``'s, pooled over
+    its windows) where that floor is larger than a window's own, ``floor_from`` naming the optimization: one window
+    splits 3 rounds a side, and a trial's diagnose judged compile faster by a 1.0% floor a minute after optimize
+    pooled an 11.7% one."""
+    confirmation = entry.get("unconfirmed") or entry.get("recipe") or {}
+    floor = (confirmation.get("speedup") or {}).get("noise_floor")
+    out = []
+    for m in measured:
+        if floor is None or m.ci95 is None or m.verdict not in JUDGED[:4] or floor <= (m.noise_floor or 0.0):
+            out.append(m)
+            continue
+        rule = Speedup(m.speedup, m.ci95, floor)
+        out.append(
+            replace(
+                m, verdict=rule.verdict(), noise_floor=floor, margin=rule.margin(), floor_from=entry.get("optimize_id")
+            )
+        )
+    return tuple(out)
+
+
+def cited_lines(findings: Sequence[Finding]) -> list[str]:
+    """A line per config and stored optimization whose measurements ``findings`` cite (:attr:`MeasuredRemedy.cited`):
+    ``<config>: cited from optimization <id>: compile, bf16``, whatever diagnose measured itself."""
+    cited: dict[tuple[str, str], list[str]] = {}
+    for f, m in ((f, m) for f in findings for m in f.measured if m.cited):
+        cited.setdefault((f.config, m.cited), []).append(m.remedy)
+    return [
+        f"{label}: cited from optimization {oid}: {', '.join(dict.fromkeys(got))}"
+        for (label, oid), got in cited.items()
+    ]
 
 
 def remedy_parts(remedy: str) -> frozenset[str]:
@@ -279,8 +325,8 @@ def attach_measured(
     """``findings`` with the actions of each measured config rewritten by :func:`attach_one`, each measurement given
     only to its owner (:func:`owners`; another finding's clause says where it was credited); findings of other
     configs as they are, in order; severities by :func:`measured_severity`, a drifted window's
-    (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within the window, only its milliseconds are not the
-    timed step's. An alarm or a finding naming a remedy of a config whose optimization recommends a recipe ends
+    (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within the window, its saving on the timed step
+    (:func:`on_step`). An alarm or a finding naming a remedy of a config whose optimization recommends a recipe ends
     with it (:func:`recipe_clause`).
 
     Args:
@@ -337,7 +383,7 @@ def overlapping(findings: Sequence[Finding]) -> list[str]:
     each measured alone on the whole step, so they overlap, not additive; a drifted window's names its baseline."""
     by: dict[str, list[str]] = {}
     for f, m in ((f, f.best_measured) for f in findings if f.best_measured):
-        drift = f" of a drifted {m.baseline_ms:.3g} ms window" if m.drifted else ""
+        drift = f" (its window's baseline drifted: {m.baseline_ms:.3g} ms)" if m.drifted else ""
         by.setdefault(f.config, []).append(f"{m.remedy} {m.saved_ms:.3g} ms{drift}")
     said = "each is the whole step's with that remedy alone, not additive"
     return [

@@ -25,7 +25,7 @@ from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings
-from surrobench.results.measured_remedies import cited_parts, measured_remedy, on_step, remedy_parts
+from surrobench.results.measured_remedies import cited_parts, floored, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -85,8 +85,8 @@ def measure_recipes(
     Ctrl-C, the one cut and the rest ``not-measured`` for :data:`INTERRUPTED`. Every ``saved_ms`` is taken on one step:
     the ``timed`` step's median (the one the diagnosis shows), else the median of the windows' baselines: a launch-bound
     baseline drifts between windows (docs/benchmarks/h200-measured-advice.md), and savings on different baselines would
-    rank remedies against their own speedups. A window whose baseline drifted from the timed step keeps its own saving,
-    marked ``drifted`` (:func:`~surrobench.results.measured_remedies.on_step`; :func:`measure_findings`' note names it)."""
+    rank remedies against their own speedups. A window whose baseline drifted from the timed step is marked ``drifted``
+    (:func:`~surrobench.results.measured_remedies.on_step`; :func:`measure_findings`' note names it)."""
     out = []
     crowded = trials.crowded_last(recipes)  # as optimize's singles: a thread count above the free cores last, said
     for recipe, crowd in crowded:
@@ -179,7 +179,8 @@ def measure_findings(
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
     ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted;
-    ``cited``: ``{label: optimize config object}`` diagnose cites a remedy it did not measure from).
+    ``cited``: ``{label: optimize config object}`` diagnose cites a remedy it did not measure from, its
+    confirmation's noise floor the margin where larger than a window's: :func:`floored`).
 
     Raises:
         MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``
@@ -189,7 +190,8 @@ def measure_findings(
     notes, cut = [], False
     for i, result in enumerate(results):
         label = result.label()
-        stored = cited_parts((), (cited or {}).get(label, {}))  # the candidates optimize stored for it, cited
+        entry = (cited or {}).get(label, {})  # the optimize config object cited for it: its floor, its candidates
+        stored = cited_parts((), entry)
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
         started = clock()
@@ -202,7 +204,7 @@ def measure_findings(
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-                got = measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms)
+                got = floored(measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms), entry)
             except KeyboardInterrupt:
                 got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
@@ -218,11 +220,6 @@ def measure_findings(
         ]
         named = {w: [m.remedy for m in got if m.verdict == v] for v, w in UNMEASURED_WORDS.items()}
         why = {m.remedy: m.reason for m in got if m.verdict == "not-measured" and m.reason != INTERRUPTED}
-        here = [n for n in named["not measured"] if remedy_parts(n) in stored]  # cited instead (with_optimized)
-        for n in here:  # each under the optimization it is cited from (cited_entry: an older one's may be)
-            named.setdefault(f"cited from optimization {stored[remedy_parts(n)]['optimize_id']}", []).append(n)
-        named["not measured"] = [n for n in named["not measured"] if n not in here]
-        why |= {n: f"not measured here: {why[n]}" for n in here if why.get(n)}
         n = len(got) - len(named["not applicable"])  # the remedies that apply: one not applicable never ran
         late = ", ".join(f"{m.remedy} (baseline {m.baseline_ms:.3g} ms)" for m in got if m.drifted)
         t = result.latency_ms
@@ -232,7 +229,11 @@ def measure_findings(
             + (f": {', '.join(done)}" if done else "")
             + "".join(f"; {w}: {_with_reasons(names, why)}" for w, names in named.items() if names)
             + (f"; {INTERRUPTED}" if stopped else "")
-            + (f"; the host drifted: windows timed the baseline off {off}, savings their own: {late}" if late else "")
+            + (
+                f"; the host drifted: windows timed the baseline off {off}, savings on the timed step: {late}"
+                if late
+                else ""
+            )
         )
     if cut:
         raise MeasuringInterrupted(measured, notes)
