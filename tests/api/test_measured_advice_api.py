@@ -295,7 +295,7 @@ def test_a_cited_remedy_carries_its_optimizations_final_verdict_and_a_saving_the
     confirmation pooled 1.38x [1.03, 1.85], not above 1 + its 11.7% floor, and recommended nothing; no line said
     compile was cited. The citation carries the pooled verdict and is not advised; a cited saving is the timed step's
     x (1 - 1/speedup), its drift kept; the cited line appears with no remedy measured."""
-    from surrobench.results.measured_remedies import cited_lines
+    from surrobench.results.measured_remedies import measured_lines
 
     _with_a_compile_finding(monkeypatch)
     _stored_compile(monkeypatch, unconfirmed=True)
@@ -303,14 +303,14 @@ def test_a_cited_remedy_carries_its_optimizations_final_verdict_and_a_saving_the
     (m,) = [m for f in d.findings for m in f.measured]  # credited to one finding naming compile (owners)
     assert (m.cited, m.verdict, m.speedup, m.ci95, m.noise_floor) == ("o7", "inconclusive", 1.38, (1.03, 1.85), 0.117)
     assert not any(f.best_measured or "compile" in f.remedies for f in d.findings if f.measured)  # not advised
-    assert cited_lines(d.findings) and set(cited_lines(d.findings)) <= set(d.warnings)
+    assert measured_lines(d.findings, {}) and set(measured_lines(d.findings, {})) <= set(d.warnings)
     _stored_compile(monkeypatch, unconfirmed=False)  # a confirmed recipe: faster, its saving on the timed step
     d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
     (f,) = [f for f in d.findings if f.measured]
     step = d.run.results[0].latency_ms.median
     assert f.best_measured.verdict == "faster" and f.best_measured.drifted and f.gain["drifted"]
     assert f.gain_ms == pytest.approx(step * (1 - 1 / 1.45)) and f.gain_ms < step
-    assert cited_lines(d.findings) and set(cited_lines(d.findings)) <= set(d.warnings)
+    assert measured_lines(d.findings, {}) and set(measured_lines(d.findings, {})) <= set(d.warnings)
 
 
 def test_diagnoses_own_window_is_judged_with_the_stored_confirmations_noise_floor(tmp_path, monkeypatch):

@@ -20,8 +20,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import EvidenceCheck, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, cited_lines, disagreements, measured_lines
-from surrobench.results.measured_remedies import overlapping, unclaimed
+from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
 from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
@@ -152,7 +151,7 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
     :class:`Diagnosis` of what was read (:func:`_noted` with ``warnings``) and the run-level checks over the configs
     timed; ``context.interrupted`` true, ``context.profiled`` the configs read or whose profiling failed."""
-    warnings = warnings + cited_lines(findings)  # as a diagnosis that ends says them
+    warnings = warnings + measured_lines(findings, {})  # the remedies cited, as a diagnosis that ends says them
     record = _noted(store, cut.partial.run, warnings)
     done = {ev.label for ev in evidence}
     profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
@@ -267,8 +266,9 @@ def diagnose_workload(
             for r in (r for r in cut.partial.reports if r.status == "ok" and r.label() not in done):
                 if (stored := _stored_evidence(store, r.config, ceilings, notes, flops)) is not None:
                     evidence.append(stored)
-        optimized = measured_for(store, cut.partial.run.results)
-        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
+        findings = _findings(
+            cut.partial.run, evidence, flops, th, ceilings, measured_for(store, cut.partial.run.results)
+        )
         raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
     warnings += report_warnings(reports) + notes
     findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
@@ -297,7 +297,7 @@ def diagnose_workload(
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
         findings = findings or _findings(record, evidence, flops, th, ceilings, measured_for(store, record.results))
         raise _interrupted(cut, findings, list(evidence), warnings, store) from None
-    warnings += cited_lines(findings) + measured_lines(findings, optimized, rerun)  # measured_lines: no finding names
+    warnings += measured_lines(findings, optimized, rerun)  # optimize's: the remedies cited, a config no finding names
     return _noted(store, record, warnings), findings, warnings, evidence
 
 
@@ -358,7 +358,7 @@ def diagnose_stored(
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
     warnings += unclaimed(findings, own, measured) + overlapping(findings) + measured_lines(findings, measured, rerun)
-    warnings += disagreements(own, measured) + cited_lines(findings)
+    warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 
 

@@ -15,7 +15,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import MIN_EFFECT, Speedup
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as
@@ -111,9 +111,7 @@ def cited_entry(entries: Sequence[dict]) -> dict:
 
 def confirmed(entry: dict) -> dict:
     """``entry`` (an optimize config object) with the candidate whose recipe did not hold across its confirmation's
-    windows (``unconfirmed``) carrying that judgement, optimize's last word on it: the pooled speedup, and
-    ``rejected_slower`` or ``rejected_not_faster`` by the paired rule, so it is cited as optimize judged it in the end
-    (a trial's diagnose cited compile's one window, 1.45x [1.09, 2.49], as faster, pooled 1.38x [1.03, 1.85])."""
+    windows (``unconfirmed``) carrying that pooled speedup and its verdict, optimize's last word on it."""
     if not (last := entry.get("unconfirmed")):
         return entry
     sp = Speedup.from_json(last["speedup"])
@@ -123,37 +121,17 @@ def confirmed(entry: dict) -> dict:
 
 
 def floored(measured: Sequence[MeasuredRemedy], entry: dict) -> tuple[MeasuredRemedy, ...]:
-    """``measured`` (diagnose's own, of one config) judged by the paired rule with the A/A noise floor of ``entry``'s
-    confirmation (the optimize config object cited for the config: its recipe's, or ``unconfirmed``'s, pooled over
-    its windows) where that floor is larger than a window's own, ``floor_from`` naming the optimization: one window
-    splits 3 rounds a side, and a trial's diagnose judged compile faster by a 1.0% floor a minute after optimize
-    pooled an 11.7% one."""
+    """``measured`` (diagnose's own, of one config) judged by the paired rule with the noise floor ``entry`` (the
+    optimize config object cited for it) pooled over its confirmation's windows where larger, ``floor_from`` its id."""
     confirmation = entry.get("unconfirmed") or entry.get("recipe") or {}
-    floor = (confirmation.get("speedup") or {}).get("noise_floor")
+    floor, oid = (confirmation.get("speedup") or {}).get("noise_floor") or 0.0, entry.get("optimize_id")
     out = []
     for m in measured:
-        if floor is None or m.ci95 is None or m.verdict not in JUDGED[:4] or floor <= (m.noise_floor or 0.0):
-            out.append(m)
-            continue
-        rule = Speedup(m.speedup, m.ci95, floor)
-        out.append(
-            replace(
-                m, verdict=rule.verdict(), noise_floor=floor, margin=rule.margin(), floor_from=entry.get("optimize_id")
-            )
-        )
+        if m.ci95 is not None and m.verdict in JUDGED[:4] and floor > (m.noise_floor or 0.0):
+            rule = Speedup(m.speedup, m.ci95, floor)
+            m = replace(m, verdict=rule.verdict(), noise_floor=floor, margin=rule.margin(), floor_from=oid)
+        out.append(m)
     return tuple(out)
-
-
-def cited_lines(findings: Sequence[Finding]) -> list[str]:
-    """A line per config and stored optimization whose measurements ``findings`` cite (:attr:`MeasuredRemedy.cited`):
-    ``<config>: cited from optimization <id>: compile, bf16``, whatever diagnose measured itself."""
-    cited: dict[tuple[str, str], list[str]] = {}
-    for f, m in ((f, m) for f in findings for m in f.measured if m.cited):
-        cited.setdefault((f.config, m.cited), []).append(m.remedy)
-    return [
-        f"{label}: cited from optimization {oid}: {', '.join(dict.fromkeys(got))}"
-        for (label, oid), got in cited.items()
-    ]
 
 
 def remedy_parts(remedy: str) -> frozenset[str]:
@@ -199,11 +177,16 @@ def recipe_clause(entry: dict) -> Clause | None:
 
 
 def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], rerun=("surrobench", None)) -> list[str]:
-    """What ``surrobench optimize`` measured for each config of ``measured`` (as :func:`attach_measured`'s) that no
-    finding names: its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run it``
-    line (:func:`~surrobench.results.optimize.started_as`)."""
-    lines, cited = [], {f.config for f in findings}
-    for label, entry in ((k, v) for k, v in measured.items() if k not in cited):
+    """What ``surrobench optimize`` measured: a line per config and optimization ``findings`` cite
+    (:attr:`MeasuredRemedy.cited`), ``<config>: cited from optimization <id>: compile, bf16``, then for each config
+    of ``measured`` (as :func:`attach_measured`'s) that no finding names, its recipe and pooled speedup, or that
+    nothing won; ``rerun``: (program, db) of its ``run it`` line (:func:`~surrobench.results.optimize.started_as`)."""
+    cited = grouped([(f.config, m.cited, m.remedy) for f in findings for m in f.measured if m.cited], lambda t: t[:2])
+    lines = [
+        f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(t[2] for t in g))}" for (c, o), g in cited.items()
+    ]
+    named = {f.config for f in findings}
+    for label, entry in ((k, v) for k, v in measured.items() if k not in named):
         if not entry["recommended"]:
             lines.append(
                 f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"

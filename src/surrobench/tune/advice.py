@@ -229,11 +229,7 @@ def measure_findings(
             + (f": {', '.join(done)}" if done else "")
             + "".join(f"; {w}: {_with_reasons(names, why)}" for w, names in named.items() if names)
             + (f"; {INTERRUPTED}" if stopped else "")
-            + (
-                f"; the host drifted: windows timed the baseline off {off}, savings on the timed step: {late}"
-                if late
-                else ""
-            )
+            + (f"; the host drifted: windows timed the baseline off {off}: {late}" if late else "")
         )
     if cut:
         raise MeasuringInterrupted(measured, notes)
