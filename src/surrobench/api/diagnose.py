@@ -266,9 +266,8 @@ def diagnose_workload(
             for r in (r for r in cut.partial.reports if r.status == "ok" and r.label() not in done):
                 if (stored := _stored_evidence(store, r.config, ceilings, notes, flops)) is not None:
                     evidence.append(stored)
-        findings = _findings(
-            cut.partial.run, evidence, flops, th, ceilings, measured_for(store, cut.partial.run.results)
-        )
+        optimized = measured_for(store, cut.partial.run.results)
+        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, optimized)
         raise _interrupted(cut, findings, list(evidence), warnings + notes, store) from None
     warnings += report_warnings(reports) + notes
     findings, measuring = [], None  # the estimates once read; a Ctrl-C from here on keeps them (all were read)
@@ -521,11 +520,10 @@ def diagnose(
             :class:`Diagnosis` of what was read and measured before it, the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
-    given_measure_s = measure_s is not None
-    measure_s = advice.check_measure_s(measure_s) if given_measure_s else None
+    measure_s = advice.check_measure_s(measure_s) if measure_s is not None else None
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
-    if given_measure_s and model is None:
+    if measure_s is not None and model is None:
         raise UsageError.bad(
             "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
         )

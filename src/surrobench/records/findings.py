@@ -144,12 +144,10 @@ class MeasuredRemedy(schemas.Plain):
         remedy: the candidate's name, ``"cudagraph"``, ``"threads=4"``, ``"tf32+compile"``.
         verdict: one of :data:`MEASURED_VERDICTS`.
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
-            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
-            the timed step's for all the remedies of a config (:func:`surrobench.results.measured_remedies.on_step`;
-            ``drifted``: the window's baseline drifted from it); ``noise_floor`` and ``margin``
-            (:meth:`surrobench.records.paired.Speedup.margin`), fractions, the floor the confirmation's of the
-            optimization ``floor_from`` names where larger (:func:`surrobench.results.measured_remedies.floored`); all
-            None when not timed.
+            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` on the timed step
+            (:func:`surrobench.results.measured_remedies.on_step`; ``drifted``: the window's baseline drifted from it);
+            ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions, the floor the
+            confirmation's of the optimization ``floor_from`` names where larger; all None when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
             ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; of a timed one, why it was tried

@@ -84,11 +84,10 @@ def drifted(window_ms: float | None, timed: LatencyStats | None) -> bool:
 def on_step(
     measured: Sequence[MeasuredRemedy], timed: LatencyStats | None, step: float | None = None
 ) -> tuple[MeasuredRemedy, ...]:
-    """``measured`` with every ``saved_ms`` taken on one step, ``step_ms x (1 - 1 / speedup)``, ms: ``step_ms`` the
-    ``timed`` step's median, else ``step`` (None: each keeps its own), so no saving exceeds what its speedup allows on
-    the step diagnosed; a window whose baseline :func:`drifted` from the ``timed`` step is marked ``drifted`` (its
-    ratio is not the timed step's, and the drift is said). Diagnose's own measurements and those it cites, by one
-    rule."""
+    """``measured`` with every ``saved_ms`` on one step, ``step_ms x (1 - 1 / speedup)`` ms: ``step_ms`` the ``timed``
+    step's median, else ``step`` (None: each keeps its own), no more than its speedup allows on the step diagnosed; a
+    window whose baseline :func:`drifted` from the ``timed`` step is marked ``drifted``. Diagnose's own measurements
+    and those it cites, by one rule."""
     step = timed.median if timed else step
     out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in measured]
     return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if step and m.saved_ms is not None else m for m in out)

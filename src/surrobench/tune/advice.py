@@ -179,8 +179,7 @@ def measure_findings(
     """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
     even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
     ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted;
-    ``cited``: ``{label: optimize config object}`` diagnose cites a remedy it did not measure from, its
-    confirmation's noise floor the margin where larger than a window's: :func:`floored`).
+    ``cited``: ``{label: optimize config object}`` cited, its noise floor the rule's where larger: :func:`floored`).
 
     Raises:
         MeasuringInterrupted: Ctrl-C; its ``args`` the two as far as they got, every remedy it left ``not-measured``

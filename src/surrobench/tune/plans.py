@@ -137,8 +137,8 @@ def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError)
 
 
 def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
-    """Ctrl-C during ``optimize``: ``partial`` the stored report, the config cut short last; those optimized, as
-    stored: finished, or cut during its confirmation with its recipe standing."""
+    """Ctrl-C during ``optimize``: ``partial`` the stored report, the config cut short last; a config counts as
+    optimized when it finished or its recipe stands (cut in its confirmation), as stored."""
     done = sum(not c.cut_short or bool(c.recommended) for c in report.configs)
     return Interrupted(
         f"interrupted: {done} of {total} configs optimized"
