@@ -43,7 +43,7 @@ from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Diagnosis as DiagnosisDocument
 from surrobench.records.findings import Finding, MeasuredRemedy, rank_findings
-from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord
+from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord, grouped
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
@@ -389,15 +389,12 @@ def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | N
     """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (device and
     calibration time, or the built-in ones' note), saying when this machine's ``ceilings`` now differ (the stored
     verdicts keep theirs)."""
-    groups: dict[tuple, tuple[Ceilings, list[str]]] = {}
-    for ev in evidence:
-        if ev.roofline is not None:
-            c = ev.roofline.ceilings
-            groups.setdefault(_ceilings_key(c), (c, []))[1].append(ev.label)
+    groups = grouped((ev for ev in evidence if ev.roofline is not None), lambda ev: _ceilings_key(ev.roofline.ceilings))
     notes = []
-    for key, (stored, labels) in groups.items():
+    for key, got in groups.items():
+        stored = got[0].roofline.ceilings
         when = f"calibrated {stored.measured}" if stored.measured else stored.note
-        line = f"estimated roofline of {len(labels)} config(s) as stored with the run: {stored.device_name}, {when}"
+        line = f"estimated roofline of {len(got)} config(s) as stored with the run: {stored.device_name}, {when}"
         if ceilings is not None and _ceilings_key(ceilings) != key:
             now = f"calibrated {ceilings.measured}" if ceilings.measured else ceilings.note
             line += f" (this machine's ceilings differ now: {now})"
