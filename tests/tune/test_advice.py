@@ -452,7 +452,7 @@ def test_savings_are_taken_on_one_step_when_the_baseline_drifts_between_windows(
     assert launch.best_measured.remedy == "cudagraph"
 
 
-def test_savings_are_taken_on_the_timed_step_unless_their_window_drifted_from_it(monkeypatch):
+def test_savings_are_taken_on_the_timed_step_and_a_window_that_drifted_from_it_says_so(monkeypatch):
     """A fresh-user trial: threads=1 measured 31.85x in a window whose baseline ran 510 ms against a 23.3 ms timed
     step. A window outside the timed step's 95% interval and more than 2% from it is marked drifted, named in a note;
     its saving is the timed step's, step_ms x (1 - 1/speedup), as every other (its window's exceeded the step)."""
