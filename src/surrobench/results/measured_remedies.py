@@ -123,12 +123,14 @@ def floored(measured: Sequence[MeasuredRemedy], entry: dict) -> tuple[MeasuredRe
     """``measured`` (diagnose's own, of one config) judged by the paired rule with the noise floor ``entry`` (the
     optimize config object cited for it) pooled over its confirmation's windows where larger, ``floor_from`` its id."""
     confirmation = entry.get("unconfirmed") or entry.get("recipe") or {}
-    floor, oid = (confirmation.get("speedup") or {}).get("noise_floor") or 0.0, entry.get("optimize_id")
+    floor = (confirmation.get("speedup") or {}).get("noise_floor") or 0.0
     out = []
     for m in measured:
-        if m.ci95 is not None and m.verdict in JUDGED[:4] and floor > (m.noise_floor or 0.0):
+        if m.ci95 is not None and m.verdict in JUDGED[:4] and floor > (m.noise_floor or 0.0):  # the rule's four
             rule = Speedup(m.speedup, m.ci95, floor)
-            m = replace(m, verdict=rule.verdict(), noise_floor=floor, margin=rule.margin(), floor_from=oid)
+            m = replace(
+                m, verdict=rule.verdict(), noise_floor=floor, margin=rule.margin(), floor_from=entry.get("optimize_id")
+            )
         out.append(m)
     return tuple(out)
 
