@@ -101,6 +101,8 @@ def test_measured_actions_read_as_the_issue_shows_them():
     assert MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=0.01029, tolerance=1e-2).text() == (
         "bf16: rejected, rel L2 1.03e-02 > 1.00e-02"  # as many digits as show the two apart
     )
+    # a stored speedup without its interval (no writer of ours makes one) still reads, with no interval shown
+    assert MeasuredRemedy("compile", "faster", 1.2).text().startswith("compile: measured 1.20x")
     with pytest.raises(ValueError):
         MeasuredRemedy("tf32", "better")
 

@@ -203,7 +203,9 @@ class MeasuredRemedy(schemas.Plain):
         where = f" in optimization {self.cited}" if self.cited else ""
         if self.speedup is not None:
             crowd = f"; {self.reason}" if self.reason else ""  # timed on a crowded host (Trials.crowds)
-            shown = Speedup(self.speedup, self.ci95, self.noise_floor or 0.0).text()  # timed: ci95 set too
+            shown = f"{self.speedup:.2f}x"  # a document that kept no interval still reads
+            if self.ci95 is not None:
+                shown = Speedup(self.speedup, self.ci95, self.noise_floor or 0.0).text()
             head = f"{self.remedy}: measured {shown}{where}"
             ruled = self.margin is not None
             noise = ruled and self.noise_floor is not None and self.noise_floor >= self.margin
