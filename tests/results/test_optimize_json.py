@@ -175,6 +175,12 @@ def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
         add_optimization(store, cut | {"interrupted": False})  # once it finished, it is the newest
         got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
         assert [(e["optimize_id"], e["recommended"]) for e in got] == [("o2", ["bf16"]), ("o1", ["threads=1"])]
+        failed = copy.deepcopy(doc) | {"optimize_id": "o3", "created": "2026-12-03T00:00:00+00:00"}
+        failed["configs"][0] |= {"error": "ValueError: the factory raised", "candidates": [], "recommended": []}
+        failed["configs"][0]["baseline"] |= {"median_ms": None, "p95_ms": None, "setup_s": None}
+        add_optimization(store, failed)  # a baseline that never ran: nothing measured to cite
+        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        assert [e["optimize_id"] for e in got] == ["o2", "o1"]
 
 
 def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():

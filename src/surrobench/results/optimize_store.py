@@ -88,7 +88,8 @@ def optimized_configs(
     store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
 ) -> list[dict]:
     """The optimize config objects stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), of optimizations that finished, not interrupted, newest first;
+    (:func:`~surrobench.records.config.same_inputs`) and whose baseline ran (``ok``; a factory that raised measured
+    nothing), of optimizations that finished, not interrupted, newest first;
     each checked as a config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as
     optimize-v3 with its optimization's ``optimize_id`` and ``tolerance``.
 
@@ -108,8 +109,9 @@ def optimized_configs(
         with store._reading("an optimization"):
             entry = json.loads(config_json)
             schemas.check(entry, CONFIGS, schema, "config")
-        if same_inputs(inputs_of(entry), inputs):
-            found.append(config_from_json(entry).to_json() | {"optimize_id": optimize_id, "tolerance": tolerance})
+        optimization = config_from_json(entry)
+        if same_inputs(inputs_of(entry), inputs) and optimization.baseline.status == "ok":  # else it measured nothing
+            found.append(optimization.to_json() | {"optimize_id": optimize_id, "tolerance": tolerance})
     return found
 
 
