@@ -48,7 +48,7 @@ def show(
 ) -> None:
     """Show one stored run, serve run or optimization as the command that made it printed it.
 
-    A run: the results table (and a multi-process run's scaling table), and optionally markdown or the run JSON;
+    A run: the results table (and a multi-process run's scaling table; a diagnose run's findings: `diagnose --run`);
     a serve run as `serve` prints it (its tables per batching policy, the peak search, its notes), with --json its
     serve JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
     from surrobench.api.compare import load
