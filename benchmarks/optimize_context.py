@@ -79,7 +79,7 @@ def main() -> None:
 
     def window(state: str, v) -> None:
         search.window([v])
-        base, rec = search.last_window(bench.baseline), search.last_window(v)
+        base, rec = (h.samples_ms()[-search.last_rounds :] for h in (bench.baseline, v))
         sp = PairedSamples.interleaved(base, rec).speedup()
         row = {
             "state": state,

@@ -645,6 +645,21 @@ def test_diagnose_measures_a_thread_count_above_the_free_cores_last_as_optimize_
     assert order.index(crowded[0]) < order.index("compile")
 
 
+def test_diagnose_measures_a_thread_count_crowded_by_its_turn_after_the_others_as_optimize_does():
+    """Room when diagnose began measuring, none by the thread count's turn (the load came once compile ran): it is
+    measured after the remedy behind it, by optimize's turns (:meth:`Trials.crowded_turns`), and says why."""
+    from planted_search import remedies
+
+    clock = PlantedClock()
+    bench = PlantedBench({"compile": 1.3, "threads=4": 1.5, "tf32": 1.0}, clock=clock)
+    bench.free_cores = lambda: 8 if clock.now == 0 else 1
+    got = measure_recipes(
+        Trials(bench, bench.rounds, clock=clock), [Recipe((r,)) for r in remedies("compile", "threads=4", "tf32")], 1e-2
+    )
+    assert [m.remedy for m in got] == ["compile", "tf32", "threads=4"] == bench.opened
+    assert [m.verdict for m in got] == ["faster", "unchanged", "faster"] and "for 1 free core(s)" in got[-1].reason
+
+
 def test_a_thread_count_timed_on_a_crowded_host_says_so_as_optimize_s_does():
     """A fresh user's diagnose advised threads=2 (1.29x) on a host where optimize deferred it as "2 threads for 1
     free core(s)": diagnose tries it by optimize's rule (:meth:`Trials.crowds`: last, its window cut at the deadline)

@@ -595,16 +595,16 @@ def test_a_thread_count_above_the_free_cores_is_tried_last_and_its_window_cut_at
 
 @pytest.mark.parametrize("speedup", [0.2, 1.0])
 def test_a_thread_count_crowded_by_its_turn_goes_last_and_its_window_ends_once_slower(speedup):
-    """Room when the singles were sorted, none by its turn (a trial's threads=2 at P95 337 ms took 35.6 s of a
-    40 s budget before compile): it goes after compile, and with no deadline near its window ends once its rounds
-    so far are slower by the paired rule (2 of 6); one not slower keeps every round."""
+    """Room when the search began, none by its turn (a trial's threads=2 at P95 337 ms took 35.6 s of a 40 s
+    budget before compile): it goes after the remedies behind it, and with no deadline near its window ends once its
+    rounds so far are slower by the paired rule (2 of 6); one not slower keeps every round."""
     clock = PlantedClock()
-    bench = PlantedBench({"compile": 1.3, "threads=4": speedup}, rounds=6, clock=clock, slow={"threads=4": 20.0})
-    readings = iter([8])  # room when sorted; 1 free core at every later reading
-    bench.free_cores = lambda: next(readings, 1)
+    speedups = {"compile": 1.3, "threads=4": speedup, "tf32": 1.0}
+    bench = PlantedBench(speedups, rounds=6, clock=clock, slow={"threads=4": 20.0})
+    bench.free_cores = lambda: 8 if clock.now == 0 else 1  # the load came once compile had run
     search = planted_search(bench)
-    search.singles(remedies("threads=4", "compile"))
-    assert bench.opened == ["compile", "threads=4"]
+    search.singles(remedies("compile", "threads=4", "tf32"))
+    assert bench.opened == ["compile", "tf32", "threads=4"]
     (threads,) = [c for c in search.done if c.name == "threads=4"]
     slower = speedup < 1.0
     assert threads.verdict == ("rejected_slower" if slower else "rejected_not_faster")
@@ -619,11 +619,11 @@ def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
     assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 0.5 s")
 
 
-def test_a_thread_count_sorted_last_keeps_that_reason_when_the_free_cores_move_during_the_search():
-    """The host's free cores are read once per remedy: one sorted last as crowded is tried last and cut as such,
+def test_a_thread_count_crowded_at_its_turn_keeps_that_reason_when_the_free_cores_move_during_the_search():
+    """The host's free cores are read once per remedy, at its turn: one crowded then is tried last and cut as such,
     though a later reading (the load gone) would have found room."""
     bench = PlantedBench({"compile": 1.3, "threads=4": 0.5}, rounds=6, clock=PlantedClock(), slow={"threads=4": 20.0})
-    readings = iter([1])  # crowded when sorted; any later reading finds 8 free cores
+    readings = iter([1])  # crowded at its turn; any later reading finds 8 free cores
     bench.free_cores = lambda: next(readings, 8)
     search = planted_search(bench, budget_end=6.0)
     search.singles(remedies("threads=4", "compile"))

@@ -88,8 +88,8 @@ def measure_recipes(
     rank remedies against their own speedups. A window whose baseline drifted from the timed step is marked ``drifted``
     (:func:`~surrobench.results.measured_remedies.on_step`; :func:`measure_findings`' note names it)."""
     out = []
-    crowded = trials.crowded_last(recipes)  # as optimize's singles: a thread count above the free cores last, said
-    for recipe, crowd in crowded:
+    turns = trials.crowded_turns(recipes)  # as optimize's singles: a thread count above the free cores last, said
+    for recipe, crowd in turns:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
@@ -100,7 +100,7 @@ def measure_recipes(
             try:
                 result, _ = trials.try_recipe(recipe, crowd=crowd)
             except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
-                out += _interrupted([r for r, _ in crowded[len(out) :]])
+                out += _interrupted([recipe, *(r for r, _ in turns)])
                 break
             finally:
                 trials.timed.clear()

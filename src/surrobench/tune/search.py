@@ -73,20 +73,15 @@ class Search(Trials):
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
     def singles(self, remedies: list[Remedy]) -> tuple[Singles, Handle | None]:
-        """Every remedy alone; a thread count above the cores free after the others (:meth:`crowded_last`; one not
-        crowded then but by its turn goes to the end too), its window cut (:meth:`~Trials.window`). Returns
+        """Every remedy alone, in :meth:`~Trials.crowded_turns` (a crowded thread count last, its window cut). Returns
         ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
         out: Singles = []
         best, best_speed = None, 0.0
-        queue = self.crowded_last([Recipe((r,)) for r in remedies])
-        for recipe, crowd in queue:
+        for recipe, crowd in self.crowded_turns([Recipe((r,)) for r in remedies]):
             (remedy,) = recipe.remedies
             if reason := self.bench.infeasible(remedy):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
-                continue
-            if not crowd and (crowd := self.crowds(remedy)):  # the host's free cores read again at its turn
-                queue.append((recipe, crowd))
                 continue
             if reason := self.spent(recipe):
                 self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))
@@ -181,7 +176,7 @@ class Search(Trials):
             why = explain_failure(exc, self.bench.device).line
             self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, why)
             return False
-        gain = self.window_speedup(handle, rival_handle)
+        gain = self.window_speedup(handle, rival_handle, self.last_rounds)
         wins = gain.median > 1.0
         self.head_to_head = HeadToHead(recipe.name, rival.name, gain, rival.name if wins else recipe.name)
         return wins

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
-from surrobench.execution.remedies import Recipe, Remedy, compiles
+from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
 from surrobench.records.vocab import PRECISIONS, remedy_id
-from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
+from surrobench.records.paired import PairedSamples, Speedup, break_even_calls, noise_floor
 from surrobench.tune.bench import Bench, Handle
 
 #: A compiled candidate after the first takes at most this fraction of the first's time and setup (the later ones
@@ -97,19 +97,24 @@ class Trials:
         """:data:`FIRST_COMPILE_S` of the bench's device."""
         return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
 
-    def crowds(self, remedy: Remedy) -> str:
-        """Why ``remedy`` is tried last (:meth:`crowded_last`): more threads than the cores
-        other processes left free (:meth:`~surrobench.tune.bench.Bench.free_cores`), spinning on cores others hold;
-        else ""."""
-        threads = dict(remedy.settings).get("threads")
+    def crowds(self, recipe: Recipe) -> str:
+        """Why ``recipe`` is tried last (:meth:`crowded_turns`): more threads than the cores other processes left free
+        (:meth:`~surrobench.tune.bench.Bench.free_cores`, read now), spinning on cores others hold; else ""."""
+        threads = dict(setting for part in recipe.remedies for setting in part.settings).get("threads")
         free = threads and self.bench.free_cores()
         return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
 
-    def crowded_last(self, recipes: Sequence[Recipe]) -> list[tuple[Recipe, str]]:
-        """``recipes``, each with why it is tried last (:meth:`crowds` of a part, as the free cores stand now: they
-        move during a search; "" for none), those with a reason after the others, each group in its order."""
-        reasons = [next((why for part in r.remedies if (why := self.crowds(part))), "") for r in recipes]
-        return sorted(zip(recipes, reasons), key=lambda pair: bool(pair[1]))
+    def crowded_turns(self, recipes: Sequence[Recipe]) -> Iterator[tuple[Recipe, str]]:
+        """``recipes`` in order, each with why it is tried last (:meth:`crowds` at its turn: the free cores move during
+        a search; "" for none): one crowded at its turn is sent to the end, after the others, with that reason."""
+        later = []
+        for recipe in recipes:
+            crowd = self.crowds(recipe)
+            if crowd:
+                later.append((recipe, crowd))
+            else:
+                yield recipe, ""
+        yield from later
 
     def expected_s(self, recipe: Recipe) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
@@ -148,40 +153,45 @@ class Trials:
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
-    def window(self, handles: Sequence[Handle], cut: bool = False) -> None:
-        """One window of ``handles`` with the baseline, recorded in :attr:`paired`, ended once :meth:`deadline`
-        passes when :attr:`bounded` or ``cut``; with ``cut`` (a crowded candidate, :meth:`crowds`) also once its
-        rounds so far are slower than those of what it would replace (the one before it, else the baseline), by
-        the rule of :mod:`surrobench.records.paired`. Raises what the bench's did."""
+    def window(self, handles: Sequence[Handle], versus: Handle | None = None) -> None:
+        """One window of ``handles`` with the baseline, recorded in :attr:`paired` and :attr:`last_rounds`, ended
+        once :meth:`deadline` passes when :attr:`bounded` or ``versus`` is given: what a crowded candidate (the last
+        of ``handles``, :meth:`crowds`) would replace; the window then ends also once :meth:`slower_so_far` finds the
+        candidate slower than it. Raises what the bench's did."""
         baseline = self.bench.baseline
         first = len(baseline.rounds)
-        judged = [baseline, *handles][-2:]  # (what it would replace, the candidate) when cut
         started = self.clock()
 
         def stop() -> bool:
-            self.last_rounds = len(baseline.rounds) - first  # the rounds so far, as window_speedup reads them
-            return self.clock() >= self.deadline() or (cut and self.window_speedup(*judged).slower())
+            if self.clock() >= self.deadline():
+                return True
+            return versus is not None and self.slower_so_far(versus, handles[-1], len(baseline.rounds) - first)
 
-        self.bench.window(handles, stop if self.bounded or cut else None)
+        self.bench.window(handles, stop if self.bounded or versus is not None else None)
         self.last_window_s = self.clock() - started
         self.last_rounds = len(baseline.rounds) - first
         for h in handles:
             self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
 
-    def last_window(self, handle: Handle) -> list[list[float]]:
-        return handle.samples_ms()[-self.last_rounds :]
+    def window_speedup(self, reference: Handle, candidate: Handle, rounds: int) -> Speedup:
+        """``candidate`` over ``reference`` in their last ``rounds`` rounds (>= 1), timed together."""
+        return PairedSamples.interleaved(reference.samples_ms()[-rounds:], candidate.samples_ms()[-rounds:]).speedup()
 
-    def window_speedup(self, reference: Handle, candidate: Handle) -> Speedup:
-        """``candidate`` over ``reference`` in the window just timed."""
-        return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
+    def slower_so_far(self, reference: Handle, candidate: Handle, rounds: int) -> bool:
+        """Whether :meth:`window_speedup` is slower (checked between timed rounds): its bootstrap drawn only once the
+        ratio of medians alone, an interval of zero width, is slower by the rule's own margin (:meth:`Speedup.slower`)."""
+        base, mine = reference.samples_ms()[-rounds:], candidate.samples_ms()[-rounds:]
+        estimate = float(np.median(base) / np.median(mine))
+        cheap = Speedup(estimate, (estimate, estimate), noise_floor(base)).slower()
+        return cheap and PairedSamples.interleaved(base, mine).speedup().slower()
 
     def try_recipe(
         self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None, crowd: str = ""
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
         ``accepted`` when faster than the one it would replace; ``crowd``: why it is tried last (:meth:`crowds`),
-        its window then ends at the deadline (:meth:`window`) and a timed verdict's reason ends with it. Returns
-        (its result, its handle when timed)."""
+        its window then cut as :meth:`window` says (``versus`` the one it would replace) and a timed verdict's reason
+        ends with it. Returns (its result, its handle when timed)."""
         bench = self.bench
         started = self.clock()
         try:
@@ -192,7 +202,8 @@ class Trials:
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
         if accuracy.ok and not handle.nonfinite:
             try:
-                self.window([current, handle] if current is not None else [handle], bool(crowd))
+                replaced = current if current is not None else bench.baseline
+                self.window([current, handle] if current is not None else [handle], replaced if crowd else None)
             except Exception as exc:  # a replay or a later call failed
                 del handle
                 return self._failed(recipe.name, exc, started, current_name), None
@@ -202,8 +213,8 @@ class Trials:
             bench.free()
             verdict = "rejected_accuracy"
             return CandidateResult(recipe.name, verdict, reason, time_s=self.clock() - started, **common), None
-        vs_base = self.window_speedup(bench.baseline, handle)
-        gain = self.window_speedup(current, handle) if current is not None else None
+        vs_base = self.window_speedup(bench.baseline, handle, self.last_rounds)
+        gain = self.window_speedup(current, handle, self.last_rounds) if current is not None else None
         decisive = gain or vs_base
         reason = decisive.reason(current_name or "the baseline")
         why_not = bench.not_faster_note(recipe)
@@ -215,7 +226,7 @@ class Trials:
             how = "once slower" if decisive.slower() else "at the deadline"
             cut = f", its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
             reason += f"; {crowd}{cut if self.last_rounds < self.rounds else ''}"
-        base_ms, ms = (float(np.median(self.last_window(h))) for h in (bench.baseline, handle))
+        base_ms, ms = (float(np.median(h.samples_ms()[-self.last_rounds :])) for h in (bench.baseline, handle))
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
             recipe.name,
