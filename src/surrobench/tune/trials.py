@@ -179,7 +179,7 @@ class Trials:
 
     def slower_so_far(self, reference: Handle, candidate: Handle, rounds: int) -> bool:
         """Whether :meth:`window_speedup` is slower (checked between timed rounds): its bootstrap drawn only once the
-        ratio of medians alone, an interval of zero width, is slower by the rule's own margin (:meth:`Speedup.slower`)."""
+        ratio of medians alone, a zero-width interval, is slower by the rule's own margin (:meth:`Speedup.slower`)."""
         base, mine = reference.samples_ms()[-rounds:], candidate.samples_ms()[-rounds:]
         estimate = float(np.median(base) / np.median(mine))
         cheap = Speedup(estimate, (estimate, estimate), noise_floor(base)).slower()
