@@ -21,9 +21,9 @@ OFFERED_CONFIDENCE = 0.999
 
 
 def quantile_ci(sorted_ms: np.ndarray, q: float) -> tuple[float | None, float | None]:
-    """Distribution-free :data:`CONFIDENCE` interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
-    Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None when n is too small
-    (a P99's upper bound needs n >= 368)."""
+    """Distribution-free :data:`CONFIDENCE` interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms``
+    ``(n,)`` ascending, from Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None
+    when n is too small (a P99's upper bound needs n >= 368)."""
     n = sorted_ms.size
     alpha = 1.0 - CONFIDENCE
     r = int(stats.binom.ppf(alpha / 2, n, q))
@@ -93,9 +93,9 @@ def load_point(
     window_s: float | None = None,
 ) -> LoadPoint:
     """Summarize ``trace`` after ``warmup_s``; ``window_s``: the arrival schedule's length after the warm-up, s
-    (None: unknown, the measured arrivals' span stands for it). A load far past capacity, whose measured requests were all
-    dropped, is a failing point: achieved 0 rps, every percentile a lower bound (the least any dropped request
-    waited), ``max_ms``, ``mean_ms`` and the shares None.
+    (None: unknown, the measured arrivals' span stands for it). A load far past capacity, whose measured requests
+    were all dropped, is a failing point: achieved 0 rps, every percentile a lower bound (the least any dropped
+    request waited), ``max_ms``, ``mean_ms`` and the shares None.
 
     Raises:
         NothingCompleted: no request arrived after the warm-up, or none completed and some failed (named).
