@@ -79,6 +79,8 @@ def check_url(url: str) -> None:
 
 #: How long the reachability check waits for a TCP connection, s.
 CONNECT_TIMEOUT_S = 3.0
+#: How long an unloaded request (:func:`http_unloaded`) is waited on, s.
+REQUEST_TIMEOUT_S = 10.0
 
 
 def check_reachable(url: str) -> None:
@@ -118,14 +120,14 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
 
 
 def http_unloaded(url: str, budget_s: float) -> dict[int, UnloadedLatency]:
-    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``, each waited on
-    for up to 10 s) within ``budget_s``, batch size 1 only, no loop (the endpoint batches by its own policy).
+    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``, each given
+    :data:`REQUEST_TIMEOUT_S`) within ``budget_s``, batch size 1 only, no loop (the endpoint batches by its own policy).
 
     Raises:
         UsageError: httpx is not installed, or a request failed (its cause named).
     """
     httpx = _httpx()
-    with httpx.Client(timeout=10.0) as client:
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
 
         def one(k: int) -> float:
             began = time.perf_counter()
