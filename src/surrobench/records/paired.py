@@ -109,7 +109,8 @@ class Speedup(schemas.Plain):
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
         """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
         :meth:`undecided`'s words."""
-        text, verdict = f"{self.text()} over {over}", self.verdict(rule)
+        text = f"{self.text()} over {over}"
+        verdict = self.verdict(rule)
         if verdict in ("faster", "slower"):
             return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
         head = f"inconclusive, {self.undecided(rule)}" if verdict == "inconclusive" else "not faster beyond the noise"
