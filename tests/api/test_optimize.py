@@ -5,7 +5,6 @@ feasibility (:mod:`surrobench.tune.bench`), never in the search's own steps."""
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
@@ -198,25 +197,27 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, parameter",
     [
-        (dict(budget_s="10"), "budget_s '10': a number, not str"),
-        (dict(budget_s=float("inf")), "budget_s inf: a finite number of seconds > 0"),  # JSON has no Infinity
-        (dict(rounds=2.5), "rounds 2.5: a whole number, not float"),
-        (dict(verify=True), "verify True: a whole number, not bool"),
-        (dict(tolerance=None), "tolerance None: a number, not NoneType"),
-        (dict(only=5), "only 5: remedy names"),
-        (dict(only=("threads=1", 5)), "only ('threads=1', 5): remedy names"),
-        (dict(thorough="no"), "thorough 'no': True or False, not str"),
-        (dict(db=5), "db 5: a database path"),
+        (dict(budget_s="10"), "budget_s"),
+        (dict(budget_s=float("inf")), "budget_s"),  # JSON has no Infinity
+        (dict(rounds=2.5), "rounds"),
+        (dict(verify=True), "verify"),
+        (dict(tolerance=None), "tolerance"),
+        (dict(only=5), "only"),
+        (dict(only=("threads=1", 5)), "only"),
+        (dict(thorough="no"), "thorough"),
+        (dict(thorough=None), "thorough"),
+        (dict(db=5), "db"),
     ],
 )
-def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):
+def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, parameter):
     import surrobench
     from surrobench.errors import UsageError
 
-    with pytest.raises(UsageError, match=re.escape(message)):
+    with pytest.raises(UsageError) as raised:
         surrobench.optimize("pinn-mlp", shapes=[64], device="cpu", **kwargs)
+    assert raised.value.parameter == parameter
 
 
 def test_the_run_line_carries_a_seed_and_input_buffers_that_are_not_the_defaults():

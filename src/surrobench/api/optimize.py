@@ -12,6 +12,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
+from surrobench.execution.config import check_bools
 from surrobench.records.serve import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
@@ -89,8 +90,7 @@ def optimize(
     if processes is None:
         processes = 0 if by_object else DEFAULT_PROCESS_PAIRS
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
-    if not isinstance(thorough, bool):
-        raise UsageError.bad("thorough", f"{thorough!r}: True or False, not {type(thorough).__name__}")
+    check_bools(thorough=thorough)
     if model is not None and verify:
         named_model(model, "optimize with verify")
     if model is not None and processes:
