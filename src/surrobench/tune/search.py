@@ -80,13 +80,12 @@ class Search(Trials):
         for recipe, crowd in self.crowded_turns([Recipe((r,)) for r in remedies]):
             (remedy,) = recipe.remedies
             if reason := self.bench.infeasible(remedy):
-                out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
-                self.judged(out[-1][1])
-                continue
-            if reason := self.spent(recipe):
+                result, handle = CandidateResult(remedy.name, "infeasible", reason), None
+            elif reason := self.spent(recipe):
                 self.not_tried.append((remedy.name, f"{crowd}: {reason}" if crowd else reason))
                 continue
-            result, handle = self.try_recipe(recipe, crowd=crowd)
+            else:
+                result, handle = self.try_recipe(recipe, crowd=crowd)
             out.append((remedy, result))
             self.judged(result)
             if result.verdict == "accepted" and result.speedup.median > best_speed:

@@ -109,8 +109,7 @@ class Trials:
         a search; "" for none): one crowded at its turn is sent to the end, after the others, with that reason."""
         later = []
         for recipe in recipes:
-            crowd = self.crowds(recipe)
-            if crowd:
+            if crowd := self.crowds(recipe):
                 later.append((recipe, crowd))
             else:
                 yield recipe, ""
@@ -217,10 +216,9 @@ class Trials:
         gain = self.window_speedup(current, handle, self.last_rounds) if current is not None else None
         decisive = gain or vs_base
         reason = decisive.reason(current_name or "the baseline")
-        why_not = bench.not_faster_note(recipe)
         if decisive.faster():
             reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
-        elif why_not:
+        elif why_not := bench.not_faster_note(recipe):
             reason += f"; {why_not}"
         if crowd:
             how = "once slower" if decisive.slower() else "at the deadline"
