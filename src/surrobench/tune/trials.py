@@ -153,10 +153,9 @@ class Trials:
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
     def window(self, handles: Sequence[Handle], versus: Handle | None = None) -> None:
-        """One window of ``handles`` with the baseline, recorded in :attr:`paired` and :attr:`last_rounds`, ended
-        once :meth:`deadline` passes when :attr:`bounded` or ``versus`` is given: what a crowded candidate (the last
-        of ``handles``, :meth:`crowds`) would replace; the window then ends also once :meth:`slower_so_far` finds the
-        candidate slower than it. Raises what the bench's did."""
+        """One window of ``handles`` with the baseline (:attr:`paired`, :attr:`last_rounds`), ended at :meth:`deadline`
+        when :attr:`bounded` or ``versus`` is given: what a crowded candidate (the last of ``handles``) would replace,
+        its window then ending also once :meth:`slower_so_far` finds it slower. Raises what the bench's did."""
         baseline = self.bench.baseline
         first = len(baseline.rounds)
         started = self.clock()
