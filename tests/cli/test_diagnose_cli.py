@@ -187,6 +187,7 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     """``surrobench perf --json`` output is a valid ``diagnose --system-view`` (it was not: extra keys)."""
     from surrobench.api.diagnose import load_system_view
     from surrobench.records.system import HostHotspot, SystemView
+    from surrobench.report.findings import system_lines
 
     view = SystemView(
         12.0,
@@ -205,9 +206,13 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     bare.write_text(json.dumps(_perf_doc(view)["perf"][0]["system"]))  # extra keys ignored
     assert load_system_view(bare) == view
     out = tmp_path / "d.json"
+    capsys.readouterr()
     assert run_cli(["diagnose", str(FNO), "--system-view", str(doc), "--json", str(out)]) == 0
     pre = next(f for f in json.loads(out.read_text())["findings"] if f["kind"] == "cpu_preprocess")
     assert "prep.py:12 build_mask" in pre["summary"]
+    views = json.loads(out.read_text())["context"]["system"]  # the view's headline printed, one line per config
+    (line,) = system_lines(views)
+    assert "prep.py:12 build_mask" in line and line in capsys.readouterr().out
     # several configs with a view: which one applies is the user's call, said with the config labels
     doc.write_text(json.dumps(_perf_doc(view, None, view)))
     assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2

@@ -546,6 +546,7 @@ def diagnose(
         findings, ranks = diagnose_trace(timeline, thresholds, system=system)
         context = {"trace": str(trace), "evidence_checks": {str(trace): check_trace(timeline).to_json()}}
         context |= {"cross_rank": ranks.to_dict()} if ranks is not None else {}
+        context |= {"system": {str(trace): system.to_json()}} if system is not None else {}  # as a model's
         warned = tuple(trace_warnings(timeline))
         return Diagnosis(context, tuple(findings), warned, f"diagnosis of {trace}", cross_rank=ranks)
     if isinstance(run, RunRecord) and db is None:

@@ -20,7 +20,7 @@ from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.timeline import cross_rank_rich
 from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import evidence_check_lines, failed_lines, findings_renderables
-from surrobench.report.findings import findings_section_markdown, headroom_lines, quiet_configs
+from surrobench.report.findings import findings_section_markdown, headroom_lines, quiet_configs, system_lines
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -120,7 +120,8 @@ def diagnose(
     write_json(json_out, result.to_json())  # the documents first: a signal while the tables print must not lose them
     print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     # the headline: a config that failed has nothing to diagnose; then why a verdict is held back, before the verdicts
-    for line in (*failed_lines(failed), *evidence_check_lines(checks), *headroom_lines(context.get("headroom") or {})):
+    lines = [*failed_lines(failed), *evidence_check_lines(checks), *headroom_lines(context.get("headroom") or {})]
+    for line in lines + system_lines(context.get("system") or {}):  # a host view: its headline, the rest in the JSON
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.records.findings import Finding
+from surrobench.records.run import fmt
 from surrobench.report.escape import md_escape, md_table, plain, rich_escape
 
 #: Printed under an empty judgment table.
@@ -58,6 +59,18 @@ def headroom_lines(headroom: dict) -> list[str]:
         covered = f", {h['covered_share']:.0%} of kernel time" if h.get("covered_share") is not None else ""
         bound = f"{h['roofline_bound_ms']:.3f} ms ({h['launches']} launches measured{covered})"
         lines.append(f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {times} its roofline bound {bound}")
+    return lines
+
+
+def system_lines(systems: dict) -> list[str]:
+    """One rich line per config of ``context.system`` (``--system``, ``--system-view``): ``host: LABEL: 0.98 CPUs
+    used, IPC 1.20, top host function forward 45% of samples`` (the rest, every counter: the JSON)."""
+    lines = []
+    for label, v in systems.items():
+        top = v["hotspots"][0] if v.get("hotspots") else None
+        hot = f", top host function {top['function'][:80]} {top['share']:.0%} of samples" if top else ""
+        used = f"{fmt(v.get('cpu_utilization'), '.2f', 'n/a')} CPUs used, IPC {fmt(v.get('ipc'), '.2f', 'n/a')}"
+        lines.append(rich_escape(f"host: {label}: {used}{hot}"))
     return lines
 
 
