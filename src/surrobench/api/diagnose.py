@@ -205,7 +205,8 @@ def diagnose_workload(
     evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
 
     def read(report) -> None:
-        """One profiled config's evidence (its roofline stored with it)."""
+        """The hooks told of ``report``, then one profiled config's evidence (its roofline stored with it)."""
+        hooks.on_report(report)
         if report.status != "ok":
             return
         result = report.config
@@ -254,12 +255,8 @@ def diagnose_workload(
         flops[result.key()] = {n: c.flops for n, c in (costs or {}).items()}  # with its evidence, never without
         evidence.append(ev)
 
-    def on_report(report) -> None:
-        hooks.on_report(report)
-        read(report)
-
     try:
-        record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
+        record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=read))
     except Interrupted as cut:  # a profile stored, its reading cut: read from the store, as diagnose --run reads it
         done = {ev.label for ev in evidence}
         with contextlib.suppress(Exception, KeyboardInterrupt):  # unreadable, or a second Ctrl-C: "cannot judge"

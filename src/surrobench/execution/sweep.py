@@ -116,12 +116,6 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def planned_identity(model: str, shape_label: str, batch: int, precision: str, device: str, mode: str) -> tuple:
-    """What names a config within one plan: the rung as written, not the executed shape
-    (:class:`~surrobench.records.config.ConfigKey`), which a config that failed before its inputs lacks."""
-    return (model, shape_label, batch, precision, device, mode)
-
-
 @dataclass(frozen=True)
 class SweepPlan:
     """A request expanded into its configs (sweep order), each model resolved once; ``surrogates`` must not be
@@ -133,9 +127,9 @@ class SweepPlan:
 
     @functools.cached_property
     def _by_identity(self) -> dict[tuple, ExecConfig]:
-        return {
-            planned_identity(c.model, c.shape.label(), c.batch, c.precision, c.device, c.mode): c for c in self.configs
-        }
+        """Each config by what names it within the plan: the rung as written, not the executed shape
+        (:class:`~surrobench.records.config.ConfigKey`), which a config that failed before its inputs lacks."""
+        return {(c.model, c.shape.label(), c.batch, c.precision, c.device, c.mode): c for c in self.configs}
 
     def config_for(self, result: ConfigResult) -> ExecConfig:
         """The planned config that ``result`` measured.
@@ -143,9 +137,7 @@ class SweepPlan:
         Raises:
             KeyError: ``result`` is not a config of this plan.
         """
-        identity = planned_identity(
-            result.model, result.shape_label, result.batch, result.precision, result.device, result.mode
-        )
+        identity = (result.model, result.shape_label, result.batch, result.precision, result.device, result.mode)
         try:
             return self._by_identity[identity]
         except KeyError:

@@ -114,9 +114,7 @@ def _json(value):
     return [_json(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
-@functools.cache
-def _hints(cls: type) -> dict:
-    return typing.get_type_hints(cls)
+_hints = functools.cache(typing.get_type_hints)
 
 
 def _read(hint, value):

@@ -613,20 +613,18 @@ class ResultStore:
         head = self.conn.execute("SELECT created, tag, env_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         sql = f"SELECT config_id, {', '.join(_CONFIG_COLUMNS)} FROM configs WHERE run_id = ? ORDER BY config_id"
         rows = named(self.conn, sql, (run_id,)).fetchall()
-        with self._reading(f"run {run_id}"):
-            return self._run_from_rows(run_id, *head, rows)
-
-    def _run_from_rows(self, run_id: str, created: str, tag: str | None, env_json: str, rows: list) -> RunRecord:
         results, sql = [], "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter"
-        for row in rows:
-            samples = named(self.conn, sql, (row["config_id"],)).fetchall()
-            config = dict(row) | {field: _load(row[column]) for field, column in _JSON_COLUMNS.items()}
-            config["samples_ms"] = [s["latency_ms"] for s in samples]
-            config["device_samples_ms"] = [s["device_ms"] for s in samples if s["device_ms"] is not None]
-            results.append(ConfigResult.of(config))
-        run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
-        schemas.check(run.to_json(), RUN_DOCUMENTS)  # the same checks as a run JSON file: renderers trust what they get
-        return run
+        with self._reading(f"run {run_id}"):
+            for row in rows:
+                samples = named(self.conn, sql, (row["config_id"],)).fetchall()
+                config = dict(row) | {field: _load(row[column]) for field, column in _JSON_COLUMNS.items()}
+                config["samples_ms"] = [s["latency_ms"] for s in samples]
+                config["device_samples_ms"] = [s["device_ms"] for s in samples if s["device_ms"] is not None]
+                results.append(ConfigResult.of(config))
+            created, tag, env_json = head
+            run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
+            schemas.check(run.to_json(), RUN_DOCUMENTS)  # as a run JSON file's: renderers trust what they get
+            return run
 
     def resolve_run_id(self, prefix: str) -> str:
         """The full id of the run whose id starts with ``prefix``.
