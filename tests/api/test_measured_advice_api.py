@@ -53,6 +53,8 @@ def test_diagnose_measures_what_its_findings_name_within_the_budget(tmp_path, mo
     assert measured and d.findings[0] is measured[0] and d.findings[0].gain_ms == 4.0
     assert d.to_json()["findings"][0]["gain"]["kind"] == "measured" and d.context["measure_s"] == 7.5
     assert any(w.startswith("pinn-mlp") and "remedies measured" in w for w in d.warnings)
+    (got,) = d.context["measured"].values()  # every remedy measured, whether or not a finding claimed it
+    assert [m["remedy"] for m in got] == names
 
 
 def test_a_bad_budget_is_refused_before_anything_runs():
@@ -140,6 +142,7 @@ def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_re
     stored = diagnose(run=live.run.run_id, db=tmp_path / "r.db")
     (owner,) = [f for f in stored.findings if f.measured]
     assert owner.measured == (slower,) and "compile" not in owner.remedies  # judged slower: advised no more
+    assert stored.context["measured"] == live.context["measured"] == {owner.config: [slower.to_json()]}
     assert [(f.summary, f.measured, f.action) for f in stored.findings] == [
         (f.summary, f.measured, f.action) for f in live.findings
     ]

@@ -414,3 +414,18 @@ def test_a_profile_not_read_as_diagnose_is_cut_cannot_be_judged(tmp_path, monkey
     assert context["profiled"] == [] and context["evidence_checks"][label]["problems"] == ["not_profiled"]
     assert all(f["config"] != label or f["kind"] in {"superlinear_scaling", "memory_pressure"} for f in findings)
     assert f"{label}: no finding" not in md and "not profiled" in md
+
+
+def test_the_host_headline_names_the_hottest_function_by_self_time_not_the_steps_wrapper():
+    from surrobench.report.findings import system_lines
+
+    wrapper = {"function": "eager_step.<locals>.step", "share": 0.95, "self_share": 0.01}
+    view = {
+        "cpu_utilization": 0.98,
+        "ipc": None,
+        "hotspots": [wrapper, {"function": "addmm", "share": 0.4, "self_share": 0.4}],
+    }
+    (line,) = system_lines({"cfg": view})
+    assert "addmm" in line and "eager_step" not in line
+    (bare,) = system_lines({"cfg": {"hotspots": []}})  # no samples: no function named
+    assert "hottest" not in bare

@@ -101,12 +101,13 @@ def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None =
 
 
 def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
-    """The diagnosis ``context`` of a timed workload: its run id, device, :func:`evidence_context` and the configs
-    that failed (:func:`failed_configs_json`)."""
+    """The diagnosis ``context`` of a timed workload: its run id, device, :func:`evidence_context`, every remedy its
+    diagnosis measured (``measured``, by config label) and the configs that failed (:func:`failed_configs_json`)."""
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
         **evidence_context(evidence, device_ceilings(record)[0]),
+        "measured": {r.label(): r.extra[MEASURED_KEY] for r in record.results if MEASURED_KEY in r.extra},
         "failed_configs": failed_configs_json(record.results),
     }
 
@@ -282,6 +283,7 @@ def diagnose_workload(
             warnings += noted
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
+            record = store.load_run(record.run_id)  # with them: context.measured (workload_context)
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
             warnings += (
                 unclaimed(findings, measured, optimized) + overlapping(findings) + disagreements(measured, optimized)

@@ -64,11 +64,13 @@ def headroom_lines(headroom: dict) -> list[str]:
 
 def system_lines(systems: dict) -> list[str]:
     """One rich line per config of ``context.system`` (``--system``, ``--system-view``): ``host: LABEL: 0.98 CPUs
-    used, IPC 1.20, top host function forward 45% of samples`` (the rest, every counter: the JSON)."""
+    used, IPC 1.20, hottest host function addmm 45% self`` (by self time; the rest, every counter: the JSON)."""
     lines = []
     for label, v in systems.items():
-        top = v["hotspots"][0] if v.get("hotspots") else None
-        hot = f", top host function {top['function'][:80]} {top['share']:.0%} of samples" if top else ""
+        top = max(v.get("hotspots") or [{}], key=lambda h: h.get("self_share") or 0.0)  # not the step's wrapper
+        hot = ""
+        if top.get("self_share"):
+            hot = f", hottest host function {top['function'][:80]} {top['self_share']:.0%} self"
         used = f"{fmt(v.get('cpu_utilization'), '.2f', 'n/a')} CPUs used, IPC {fmt(v.get('ipc'), '.2f', 'n/a')}"
         lines.append(rich_escape(f"host: {label}: {used}{hot}"))
     return lines
