@@ -18,7 +18,7 @@ from surrobench.records.paired import MIN_EFFECT, Speedup
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
-from surrobench.results.optimize import CandidateResult, config_from_json, started_as
+from surrobench.results.optimize import CandidateResult, config_from_json, started_as, timed_verdict
 
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`);
@@ -113,8 +113,7 @@ def confirmed(entry: dict) -> dict:
     windows (``unconfirmed``) carrying that pooled speedup and its verdict, optimize's last word on it."""
     if not (last := entry.get("unconfirmed")):
         return entry
-    sp = Speedup.from_json(last["speedup"])
-    pooled = {"speedup": last["speedup"], "verdict": "rejected_slower" if sp.slower() else "rejected_not_faster"}
+    pooled = {"speedup": last["speedup"], "verdict": timed_verdict(Speedup.from_json(last["speedup"]))}
     parts = remedy_parts(last["name"])
     return entry | {"candidates": [c | pooled if remedy_parts(c["name"]) == parts else c for c in entry["candidates"]]}
 

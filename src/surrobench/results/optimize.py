@@ -85,6 +85,11 @@ class HeadToHead(schemas.Plain):
         )
 
 
+def timed_verdict(decisive: Speedup) -> str:
+    """A timed candidate's verdict by the paired rule (:class:`Speedup`) over what it would replace."""
+    return "accepted" if decisive.faster() else "rejected_slower" if decisive.slower() else "rejected_not_faster"
+
+
 @dataclass(frozen=True)
 class CandidateResult:
     """One candidate of one config: a remedy or a stack (``"cudagraph+tf32"``, ``stacked_on`` the recipe it was

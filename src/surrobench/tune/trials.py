@@ -16,7 +16,7 @@ from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
-from surrobench.results.optimize import CandidateResult
+from surrobench.results.optimize import CandidateResult, timed_verdict
 from surrobench.records.vocab import PRECISIONS, remedy_id
 from surrobench.records.paired import PairedSamples, Speedup, break_even_calls, noise_floor
 from surrobench.tune.bench import Bench, Handle
@@ -227,7 +227,7 @@ class Trials:
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
             recipe.name,
-            "accepted" if decisive.faster() else "rejected_slower" if decisive.slower() else "rejected_not_faster",
+            timed_verdict(decisive),
             reason,
             speedup=vs_base,
             gain=gain,
