@@ -270,10 +270,6 @@ def _stored_compile(monkeypatch, unconfirmed: bool, baseline_ms: float = 1e4):
     accepted in its window at 1.45x [1.09, 2.49] (noise floor 8.4%) on a ``baseline_ms`` baseline, and, where
     ``unconfirmed``, its confirmation pooled over 4 windows at 1.38x [1.03, 1.85] (floor 11.7%), recommending
     nothing (a fresh-user trial's transolver)."""
-    from synthetic import optimize_entry
-
-    from surrobench.results.measured_remedies import cited_entry
-
     speedup = {"median": 1.45, "ci95": [1.09, 2.49], "noise_floor": 0.084}
     compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": speedup, "baseline_ms": baseline_ms}
     pooled = {"median": 1.38, "ci95": [1.03, 1.85], "noise_floor": 0.117}
@@ -282,6 +278,16 @@ def _stored_compile(monkeypatch, unconfirmed: bool, baseline_ms: float = 1e4):
         doc["unconfirmed"] = {"name": "compile", "speedup": pooled, "windows": 4, "accepted": ["compile"]}
     else:
         doc |= {"recommended": ["compile"], "recipe": {"speedup": speedup}}
+    _stored(monkeypatch, doc)
+
+
+def _stored(monkeypatch, doc: dict) -> None:
+    """Every config diagnosed has one stored optimization, o7 (through ``measured_for``, as a store holding it): the
+    optimize config object of ``doc``'s keys (:func:`synthetic.optimize_entry`)."""
+    from synthetic import optimize_entry
+
+    from surrobench.results.measured_remedies import cited_entry
+
     entry = optimize_entry(doc) | {"optimize_id": "o7", "tolerance": 0.01}
 
     def stored(store, results):
@@ -330,3 +336,46 @@ def test_diagnoses_own_window_is_judged_with_the_stored_confirmations_noise_floo
     assert not any(f.best_measured or "compile" in f.remedies for f in d.findings if f.measured)  # not advised
     stored = diagnose(run=d.run.run_id, db=tmp_path / "r.db")  # as stored, read back
     assert [m for f in stored.findings for m in f.measured] == [m]
+
+
+def _only_a_compile_finding(monkeypatch) -> None:
+    """One finding per config, naming torch.compile alone (estimated gain 0.5 ms), and no other."""
+
+    def planted(evidence, results, **kw):
+        return [
+            Finding("memory_bound", "low", "planted", (), (Clause("fuse", ("compile",)),), 0.5, ev.label)
+            for ev in evidence
+        ]
+
+    monkeypatch.setattr(api_diagnose, "diagnose_run", planted)
+
+
+def test_a_lead_optimize_did_not_confirm_is_cited_as_it_left_it_neither_faster_nor_slower(tmp_path, monkeypatch):
+    """A fresh-user trial's Koopman autoencoder: optimize recommended nothing (its recipe channels_last pooled 1.24x
+    [0.92, 1.28] over 4 windows) and listed the leads it accepted in their own window, channels_last 1.21x and
+    threads=2 1.19x [1.09, 1.24]; diagnose --measure-s 0 then cited threads=2 as faster (medium, "saves 0.572
+    ms/step") beside channels_last "measured, not advised". A lead is cited as optimize left it: its window's
+    numbers, ``inconclusive`` without a margin, its reason naming the recipe that did not hold; not advised as
+    faster, nor as slower; diagnose --run reads the same."""
+    _only_a_compile_finding(monkeypatch)
+    window = {"median": 1.19, "ci95": [1.09, 1.24], "noise_floor": 0.004}
+    lead = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": window, "baseline_ms": 2.18}
+    recipe = {"median": 1.21, "ci95": [1.17, 1.24], "noise_floor": 0.003}
+    channels_last = {"name": "channels_last", "verdict": "accepted", "reason": "-", "speedup": recipe}
+    pooled = {"median": 1.24, "ci95": [0.92, 1.28], "noise_floor": 0.0008}
+    unconfirmed = {"name": "channels_last", "speedup": pooled, "windows": 4, "accepted": ["channels_last", "compile"]}
+    _stored(monkeypatch, {"candidates": [channels_last, lead], "recommended": [], "unconfirmed": unconfirmed})
+    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    for d in (live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")):
+        (f,) = d.findings
+        (m,) = f.measured
+        assert (m.remedy, m.cited, m.verdict, m.speedup, m.ci95, m.margin) == (
+            "compile",
+            "o7",
+            "inconclusive",
+            1.19,
+            (1.09, 1.24),
+            None,
+        )
+        assert "channels_last" in m.reason and f.best_measured is None and f.remedies == ()  # not advised
+        assert d.to_json()["findings"][0]["measured"][0]["verdict"] == "inconclusive"

@@ -63,12 +63,14 @@ def cited_measurements(entry: dict, result: ConfigResult | None = None) -> tuple
     """The candidates of one optimize config object as measurements (:func:`measured_remedy`) cited from its
     ``optimize_id``, each with its :func:`~surrobench.records.findings.direction` from the baseline's thread count:
     the entry's ``threads`` setting, else the diagnosed config's (``result``'s torch threads); None where neither is
-    known; savings on ``result``'s timed step as diagnose's own (:func:`on_step`)."""
+    known; savings on ``result``'s timed step as diagnose's own (:func:`on_step`); a ``lead`` optimize did not confirm
+    (:func:`confirmed`) ``inconclusive``, its window's numbers with no margin (not the rule's), its reason the lead's."""
     timed = result.latency_ms if result is not None else None
     threads = (entry.get("settings") or {}).get("threads") or (result.extra.get("torch_threads") if result else None)
     tolerance, oid = entry.get("tolerance", DEFAULT_TOLERANCE), entry.get("optimize_id")
     stored = zip(config_from_json(entry).candidates, entry["candidates"])  # each its own optimization's: cited_entry
-    cited = [measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)) for c, d in stored]
+    pairs = [(measured_remedy(c, d.get("tolerance", tolerance), d.get("optimize_id", oid)), d) for c, d in stored]
+    cited = [replace(m, verdict="inconclusive", margin=None, reason=d["lead"]) if "lead" in d else m for m, d in pairs]
     return on_step([replace(m, direction=direction(m.remedy, threads) if threads else None) for m in cited], timed)
 
 
@@ -102,20 +104,23 @@ def cited_entry(entries: Sequence[dict]) -> dict:
     judged: dict[frozenset[str], list[tuple[str, dict]]] = {}
     for entry in (confirmed(e) for e in entries if e.get("settings") == entries[0].get("settings")):
         ids = {"optimize_id": entry["optimize_id"], "tolerance": entry["tolerance"]}
-        for c, d in zip(config_from_json(entry).candidates, entry["candidates"]):
-            judged.setdefault(remedy_parts(c.name), []).append((measured_remedy(c, ids["tolerance"]).verdict, ids | d))
+        for m, d in zip(cited_measurements(entry), entry["candidates"]):
+            judged.setdefault(remedy_parts(m.remedy), []).append((m.verdict, ids | d))
     picked = [next((d for verdict, d in got if verdict != "inconclusive"), got[0][1]) for got in judged.values()]
     return entries[0] | {"candidates": picked}
 
 
 def confirmed(entry: dict) -> dict:
     """``entry`` (an optimize config object) with the candidate whose recipe did not hold across its confirmation's
-    windows (``unconfirmed``) carrying that pooled speedup and its verdict, optimize's last word on it."""
+    windows (``unconfirmed``) carrying that pooled speedup and its verdict, optimize's last word on it, and each
+    other one it accepted (``unconfirmed.accepted``) a ``lead`` not confirmed, why (:func:`cited_measurements`)."""
     if not (last := entry.get("unconfirmed")):
         return entry
     pooled = {"speedup": last["speedup"], "verdict": timed_verdict(Speedup.from_json(last["speedup"]))}
+    lead = {"lead": f"a lead not confirmed: optimize's recipe {last['name']} pooled {speedup_text(last['speedup'])}"}
     parts = remedy_parts(last["name"])
-    return entry | {"candidates": [c | pooled if remedy_parts(c["name"]) == parts else c for c in entry["candidates"]]}
+    got = [c | pooled if remedy_parts(c["name"]) == parts else c for c in entry["candidates"]]
+    return entry | {"candidates": [c | lead if c["verdict"] == "accepted" else c for c in got]}
 
 
 def floored(measured: Sequence[MeasuredRemedy], entry: dict) -> tuple[MeasuredRemedy, ...]:
