@@ -15,7 +15,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import MIN_EFFECT, Speedup
-from surrobench.records.run import ConfigResult, grouped
+from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult, config_from_json, started_as, timed_verdict
@@ -183,13 +183,16 @@ def recipe_clause(entry: dict) -> Clause | None:
 
 def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], rerun=("surrobench", None)) -> list[str]:
     """What ``surrobench optimize`` measured: a line per config and optimization ``findings`` cite
-    (:attr:`MeasuredRemedy.cited`), ``<config>: cited from optimization <id>: compile, bf16``, then for each config
-    of ``measured`` (as :func:`attach_measured`'s) that no finding names, its recipe and pooled speedup, or that
-    nothing won; ``rerun``: (program, db) of its ``run it`` line (:func:`~surrobench.results.optimize.started_as`)."""
-    cited = grouped([(f.config, m.cited, m.remedy) for f in findings for m in f.measured if m.cited], lambda t: t[:2])
-    lines = [
-        f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(t[2] for t in g))}" for (c, o), g in cited.items()
-    ]
+    (:attr:`MeasuredRemedy.cited`; a recipe an action ends with: :func:`recipe_clause`), ``<config>: cited from
+    optimization <id>: bf16, recipe compile+bf16``, then for each config of ``measured`` (as :func:`attach_measured`'s)
+    that no finding names, its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run
+    it`` line (:func:`~surrobench.results.optimize.started_as`)."""
+    cited: dict[tuple, list[str]] = {}
+    for f, m in ((f, m) for f in findings for m in f.measured if m.cited):
+        cited.setdefault((f.config, m.cited), []).append(m.remedy)
+    for f, e in ((f, e) for f in findings if (e := measured.get(f.config)) and recipe_clause(e) in f.clauses):
+        cited.setdefault((f.config, e.get("optimize_id")), []).append("recipe " + "+".join(e["recommended"]))
+    lines = [f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(g))}" for (c, o), g in cited.items()]
     named = {f.config for f in findings}
     for label, entry in ((k, v) for k, v in measured.items() if k not in named):
         if not entry["recommended"]:
