@@ -154,20 +154,13 @@ def with_optimized(
     out = {}
     for label in dict.fromkeys([*measured, *optimized]):
         own = tuple(measured.get(label, ()))
-        cited = cited_parts(own, optimized[label]) if label in optimized else {}
+        judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
         stored = cited_measurements(optimized[label], results.get(label)) if label in optimized else ()
-        theirs = [m for m in stored if remedy_parts(m.remedy) in cited]
+        theirs = [m for m in stored if remedy_parts(m.remedy) not in judged]
+        cited = {remedy_parts(m.remedy) for m in theirs}
         if got := tuple(m for m in own if remedy_parts(m.remedy) not in cited) + tuple(theirs):
             out[label] = got
     return out
-
-
-def cited_parts(own: Sequence[MeasuredRemedy], entry: dict) -> dict[frozenset[str], dict]:
-    """The candidates of the optimize config object ``entry`` cited in place of diagnose's ``own`` measurements of a
-    config, every one it did not judge (``not-measured`` or absent), as ``{remedy_parts: its object}``."""
-    judged = {remedy_parts(m.remedy) for m in own if m.verdict != "not-measured"}
-    stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}
-    return {parts: c for parts, c in stored.items() if parts not in judged}
 
 
 def recipe_clause(entry: dict) -> Clause | None:

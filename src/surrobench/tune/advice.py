@@ -25,7 +25,7 @@ from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
 from surrobench.records.findings import rank_findings
-from surrobench.results.measured_remedies import cited_parts, floored, measured_remedy, on_step, remedy_parts
+from surrobench.results.measured_remedies import floored, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -190,7 +190,7 @@ def measure_findings(
     for i, result in enumerate(results):
         label = result.label()
         entry = (cited or {}).get(label, {})  # the optimize config object cited for it: its floor, its candidates
-        stored = cited_parts((), entry)
+        stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}  # its setups (Trials.stored)
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
         started = clock()
