@@ -41,8 +41,7 @@ from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_swee
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
-from surrobench.records.findings import Diagnosis as DiagnosisDocument
-from surrobench.records.findings import Finding, MeasuredRemedy, rank_findings
+from surrobench.records.findings import Diagnosis as DiagnosisDocument, Finding, MeasuredRemedy, rank_findings
 from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord, grouped
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings

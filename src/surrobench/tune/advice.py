@@ -23,8 +23,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
-from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction
-from surrobench.records.findings import rank_findings
+from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction, rank_findings
 from surrobench.results.measured_remedies import floored, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
