@@ -16,8 +16,7 @@ from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
 from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
 from surrobench.analysis.op_families import pairwise, words
-from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation
-from surrobench.analysis.op_readings import read_memory, small_calls
+from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
