@@ -398,3 +398,22 @@ def test_a_finding_ending_with_optimizes_recipe_names_that_optimization_and_keep
         assert f.gain | {"kind": "estimate", "ms": 0.5, "remedy": None} == f.gain
         (line,) = [w for w in d.warnings if w.startswith(f"{f.config}: cited from optimization o7")]
         assert line.endswith(": recipe bf16")
+
+
+def test_a_cited_recipe_candidate_carries_the_speedup_its_confirmation_pooled(tmp_path, monkeypatch):
+    """A fresh-user trial's hash-grid field: optimize accepted compile at 6.45x [2.86, 8.54] in its window and
+    recommended it at 3.96x [3.06, 7.69] pooled over 5 windows; diagnose --measure-s 0 then cited the window's 6.45x
+    and its saving, a second speedup of one remedy beside the recipe's. The candidate that is the recommended recipe
+    is cited with the pooled speedup, optimize's last word, its saving on the timed step from it."""
+    _only_a_compile_finding(monkeypatch)
+    window = {"median": 6.45, "ci95": [2.86, 8.54], "noise_floor": 0.02}
+    compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": window, "baseline_ms": 17.955}
+    pooled = {"median": 3.96, "ci95": [3.06, 7.69], "noise_floor": 0.02}
+    _stored(monkeypatch, {"candidates": [compile_], "recommended": ["compile"], "recipe": {"speedup": pooled}})
+    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    for d in (live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")):
+        (f,) = d.findings
+        (m,) = f.measured
+        assert (m.remedy, m.cited, m.verdict, m.speedup, m.ci95) == ("compile", "o7", "faster", 3.96, (3.06, 7.69))
+        step = d.run.results[0].latency_ms.median
+        assert f.gain_ms == pytest.approx(step * (1 - 1 / 3.96))

@@ -111,15 +111,19 @@ def cited_entry(entries: Sequence[dict]) -> dict:
 
 
 def confirmed(entry: dict) -> dict:
-    """``entry`` (an optimize config object) with the candidate whose recipe did not hold across its confirmation's
-    windows (``unconfirmed``) carrying that pooled speedup and its verdict, optimize's last word on it, and each
-    other one it accepted (``unconfirmed.accepted``) a ``lead`` not confirmed, why (:func:`cited_measurements`)."""
-    if not (last := entry.get("unconfirmed")):
+    """``entry`` (an optimize config object) with the candidate of its recipe carrying the speedup pooled over its
+    confirmation's windows and that verdict, optimize's last word on it: the recommended recipe's (``recipe``), or
+    the one that did not hold (``unconfirmed``), and then each other one it accepted (``unconfirmed.accepted``) a
+    ``lead`` not confirmed, why (:func:`cited_measurements`)."""
+    last = entry.get("unconfirmed") or (entry.get("recipe") or {}) | {"name": "+".join(entry.get("recommended", ()))}
+    if not last.get("speedup") or not last["name"]:
         return entry
     pooled = {"speedup": last["speedup"], "verdict": timed_verdict(Speedup.from_json(last["speedup"]))}
-    lead = {"lead": f"a lead not confirmed: optimize's recipe {last['name']} pooled {speedup_text(last['speedup'])}"}
     parts = remedy_parts(last["name"])
     got = [c | pooled if remedy_parts(c["name"]) == parts else c for c in entry["candidates"]]
+    if not entry.get("unconfirmed"):
+        return entry | {"candidates": got}
+    lead = {"lead": f"a lead not confirmed: optimize's recipe {last['name']} pooled {speedup_text(last['speedup'])}"}
     return entry | {"candidates": [c | lead if c["verdict"] == "accepted" else c for c in got]}
 
 
