@@ -15,7 +15,7 @@ from torch import nn
 
 from synthetic import PlantedService
 
-from surrobench.api.serve import find_capacity, search_notes, serve, serve_policy, serve_request
+from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
 from surrobench.errors import Interrupted, UsageError
 from surrobench.cli.options import usage_line
 from surrobench.records.serve import ServePolicy, serve_from_json
@@ -188,6 +188,26 @@ def test_capacity_comparison_of_planted_services():
         compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
 
 
+def test_a_searched_capacity_is_the_rate_its_passing_load_offered(tmp_path):
+    # a trial's serve --p99-ms 20 headlined "capacity 260.1 rps (first failing 266.6)", the rates asked, where both
+    # loads offered 267.1: a Poisson load offers its own sample of the rate asked, and the capacity is what it offered
+    from surrobench.results.serve_store import begin_serve, save_serve
+
+    record = _searched_record("p", 2.0, arrival="poisson", duration_s=1.0, min_requests=0)
+    best, c = record.best(), record.best().capacity
+    offered = {p.target_rps: p.offered_rps for p in best.points}
+    assert best.capacity_offered_rps() == (offered[c.capacity_rps], offered[c.failing_rps])
+    assert offered[c.capacity_rps] != c.capacity_rps  # the asked rate stays the search's, in capacity and its steps
+    doc = json.loads(json.dumps(record.to_json()))
+    assert doc["policies"][0]["capacity_offered_rps"] == list(best.capacity_offered_rps())
+    assert doc["policies"][0]["capacity"]["capacity_rps"] == c.capacity_rps and serve_from_json(doc) == record
+    with ResultStore(tmp_path / "r.db") as store:
+        begin_serve(store, record, None)
+        save_serve(store, record)
+        row = store.conn.execute("SELECT capacity_rps, failing_rps FROM serve_runs").fetchone()
+    assert tuple(row) == best.capacity_offered_rps()
+
+
 def test_capacities_within_their_loads_noise_are_inconclusive():
     from surrobench.report.serve_tables import capacity_line
     from surrobench.api.compare import ComparedServeRuns
@@ -198,21 +218,21 @@ def test_capacities_within_their_loads_noise_are_inconclusive():
     # capacity's passing load may truly fail; the two search brackets, [137.5, 144) and [150, 156), do not overlap
     short = dict(arrival="poisson", min_requests=0)
     base, new = _searched_record("a", 2.0, duration_s=1.0, **short), _searched_record("b", 2.0, duration_s=0.5, **short)
-    brackets = [r.best().capacity.interval_rps for r in (base, new)]
+    brackets = [(r.best().capacity.capacity_rps, r.best().capacity.failing_rps) for r in (base, new)]
     alone = [PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, *b, ())) for b in brackets]
+    offered = [r.best().capacity_offered_rps() for r in (base, new)]  # what the compare judges: the rates offered
     assert judge_capacities(*alone, 5.0)[2] == "higher"  # what the brackets alone, no load measured, would claim
     cmp = compare_capacity(base, new)
-    assert cmp.verdict == "inconclusive" and (cmp.base_rps, cmp.new_rps) == tuple(brackets)
+    assert cmp.verdict == "inconclusive" and (cmp.base_rps, cmp.new_rps) == tuple(offered)
     assert set(cmp.noise_rps) == {"base", "new"} and cmp.noise_rps["new"][0] == 0.0 == cmp.noise_rps["base"][0]
     assert cmp.ratio_interval[1] is None  # no pass with an upper bound on its P99: NEW / 0 has no upper end
-    assert cmp.noise_rps["new"][1] > brackets[1][1]  # its failing end moved up to a load failing beyond its noise
+    assert cmp.noise_rps["new"][1] > offered[1][1]  # its failing end moved up to a load failing beyond its noise
     line = capacity_line(ComparedServeRuns(base, new, cmp))  # the verdict, each side judged by its noise bracket
     assert ": inconclusive" in line and all(f"{k.upper()}'s capacity" in line for k in cmp.noise_rps)
-    request = serve_request(find_max=True, p99_ms=5.0, max_batch=1, duration_s=0.5, **short)
-    assert any("within the loads' noise" in n for n in search_notes(request, new.policies))
+    assert new.best().capacity_unresolved() is not None  # said in its headline
     # loads long enough to bound the P99 at the bracket's ends: judged by the search's brackets
     firm = _searched_record("c", 1.0, duration_s=1.0, **short)
-    assert firm.best().noise_bracket(5.0) == firm.best().capacity.interval_rps
+    assert firm.best().noise_bracket(5.0) == firm.best().capacity_offered_rps()
     assert compare_capacity(base, firm).noise_rps.keys() == {"base"}
 
 
@@ -646,15 +666,16 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
         0.1, 0.9, 1.5, 2.0, 0.6, 0.01, 0.2, True, 497, 0.99, {},
     )  # fmt: skip
     tried = [(1700.0, True), (2260.0, False), (1870.0, True), (1500.0, False)]  # the last: a noisy, lower failure
-    cut = PolicyResult(ServePolicy(4, 2.0), tuple(replace(point, target_rps=r, passed=ok) for r, ok in tried))
-    assert cut.bracket() == (1870.0, 2260.0)
-    assert replace(cut, points=cut.points[:1]).bracket() == (1700.0, None)  # no failing rate yet
+    loads = tuple(replace(point, target_rps=r, offered_rps=r + 10.0, passed=ok) for r, ok in tried)
+    cut = PolicyResult(ServePolicy(4, 2.0), loads)
+    assert cut.bracket() == (1880.0, 2270.0)  # the rates the loads asked at 1870 and 2260 offered
+    assert replace(cut, points=cut.points[:1]).bracket() == (1710.0, None)  # no failing rate yet
     assert replace(cut, points=(replace(point, passed=None),)).bracket() is None  # no target: nothing judged
     record = ServeRecord(
         "s1", "2026-12-06T00:00:00+00:00", None, {"interrupted": True}, {"model": "m", "shape_label": "8",
         "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 5.0, (cut,),
     )  # fmt: skip
-    assert policy_title(record, cut).endswith(": cut short, capacity in [1870.0, 2260.0) rps at P99 <= 5 ms")
+    assert policy_title(record, cut).endswith(": cut short, capacity in [1880.0, 2270.0) rps at P99 <= 5 ms")
     done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
     assert "cut short" not in policy_title(done, cut)
     # a capacity measured where the simulation passed no rate: "predicted: no rate", not "predicted 0 (-100% ...)"
@@ -714,7 +735,7 @@ def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
     cut = replace(record, env={"interrupted": True})
     assert "capacity" not in policy_title(cut, result)  # asked rates, not a search's bracket
     title = policy_title(replace(cut, find_max=None), result)
-    assert "cut short" in title and "[200.0, not reached)" in title
+    assert "cut short" in title and result.bracket() == (point.offered_rps, None)  # the rate its load offered
     closed = serve_request(concurrency=2, max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.25)
     (loop,) = serve_policy(closed, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
     assert loop.load() == "concurrency 2" and loop.goodput_rps is None

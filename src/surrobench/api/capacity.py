@@ -172,12 +172,12 @@ def capacity_search(
         if why is not None:
             return replace(out, search_s=time.monotonic() - began)
         base_id, base_res = verify(Recipe(), base.settings, base.best_policy)
-        out = replace(out, baseline_run_id=base_id, baseline_rps=base_res.capacity.interval_rps)
+        out = replace(out, baseline_run_id=base_id, baseline_rps=base_res.capacity_offered_rps())
         out = replace(out, notes=out.notes + _prediction_note(base, base_res.capacity))
         if top is not base:
             top_id, top_res = verify(measured[top.recipe][2], top.settings, top.best_policy)
             verdict = judge_capacities(base_res, top_res, target_p99_ms)[2]
-            out = replace(out, top_run_id=top_id, top_rps=top_res.capacity.interval_rps, verdict=verdict)
+            out = replace(out, top_run_id=top_id, top_rps=top_res.capacity_offered_rps(), verdict=verdict)
             out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
             out = replace(out, notes=out.notes + _prediction_note(top, top_res.capacity))
     except (Interrupted, KeyboardInterrupt) as cut:  # a verifying serve's partial: its run, stored interrupted
@@ -197,7 +197,7 @@ PREDICTION_NOTE_RATIO = 2.0
 
 def _prediction_note(cand: CapacityCandidate, measured: Capacity) -> tuple[str, ...]:
     """A note when ``measured``'s passing rate is outside :data:`PREDICTION_NOTE_RATIO` of ``cand``'s prediction."""
-    predicted, got = cand.best_predicted_rps, measured.interval_rps[0] if measured.interval_rps else None
+    predicted, got = cand.best_predicted_rps, measured.capacity_rps
     if not predicted or not got or 1 / PREDICTION_NOTE_RATIO <= got / predicted <= PREDICTION_NOTE_RATIO:
         return ()
     return (

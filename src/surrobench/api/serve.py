@@ -261,9 +261,9 @@ def search_notes(
     request: ServeRequest, results: Iterable[PolicyResult], unloaded: dict[int, UnloadedLatency] | None = None
 ) -> tuple[str, ...]:
     """One note per case, each saying what it means: a policy whose batches ran slower under load than unloaded
-    (:func:`~surrobench.analysis.capacity.slowdown_under_load`, the worst load named); a capacity whose passing or
-    first failing load has a P99 interval holding the target; a search that passed at :func:`max_rate_rps`; one
-    whose rates below its capacity failed; else a batch-1 request after the longest idle probed missing the target."""
+    (:func:`~surrobench.analysis.capacity.slowdown_under_load`, the worst load named); a search that passed at
+    :func:`max_rate_rps`; one whose rates below its capacity failed; else a batch-1 request after the longest idle
+    probed missing the target (a capacity within its loads' noise is said in its headline)."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
     for r in results:
         slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]
@@ -276,14 +276,6 @@ def search_notes(
             )
     for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
         name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
-        for p in (p for p in r.points if p.target_rps in (c.capacity_rps, c.failing_rps)):
-            if c.capacity_rps and p.p99_holds(request.target_p99_ms):
-                lo, hi = p.percentile(0.99).ci95_ms
-                notes += (
-                    f"{name}: the P99 at {p.load()}, {p.p99_ms:.3g} ms, has a 95% interval [{lo or 0.0:.3g}, "
-                    f"{hi or math.inf:.3g}] holding the target: the capacity lies within the loads' noise",
-                )
-                break
         if c.failing_rps is None and c.capacity_rps >= top:
             notes += (
                 f"{name}: the search passed at {rate_text(top)}, the most one load of {request.duration_s:g} s "

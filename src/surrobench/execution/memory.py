@@ -79,7 +79,7 @@ class PeakMemory:
 
 
 def _status_bytes(key: str) -> int | None:
-    """A ``kB`` field of ``/proc/self/status`` (``VmHWM``, ``RssFile``), bytes; None where it cannot be read."""
+    """A ``kB`` field of ``/proc/self/status`` (``VmHWM``), bytes; None where it cannot be read."""
     with contextlib.suppress(OSError):
         for line in _STATUS.read_text().splitlines():
             if line.startswith(f"{key}:"):
@@ -96,15 +96,14 @@ def available_bytes(device: str) -> int:
 class PeakMemoryTracker:
     """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's peaks. CPU: the
     peak resident set's growth, after :func:`release_free_heap` and a VmHWM reset (``5`` to
-    ``/proc/self/clear_refs``, proc(5)), else over the lifetime's ``ru_maxrss`` (``own_peak`` False); file-backed
-    pages paged in meanwhile (``RssFile``) subtracted."""
+    ``/proc/self/clear_refs``, proc(5)), else over the lifetime's ``ru_maxrss`` (``own_peak`` False); started after
+    a config's first calls, which page in libtorch's code (docs/benchmarks/cpu-allocator.md)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
         self._rss0 = 0
         self._retries0 = 0
         self._reset = False
-        self._file0: int | None = None
 
     def start(self) -> None:
         if self.device == "cuda":
@@ -118,7 +117,6 @@ class PeakMemoryTracker:
         except OSError:
             self._reset = False
         self._rss0 = psutil.Process().memory_info().rss
-        self._file0 = _status_bytes("RssFile")
 
     def stop(self) -> PeakMemory:
         if self.device == "cuda":
@@ -128,6 +126,4 @@ class PeakMemoryTracker:
         own = self._reset and hwm is not None
         if hwm is None:
             hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        file1 = _status_bytes("RssFile")
-        paged_in = file1 - self._file0 if file1 is not None and self._file0 is not None else 0
-        return PeakMemory(max(0, hwm - self._rss0 - max(paged_in, 0)), None, own_peak=own)
+        return PeakMemory(max(0, hwm - self._rss0), None, own_peak=own)

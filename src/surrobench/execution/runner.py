@@ -176,6 +176,8 @@ def _measure(
         check_output(outputs[-1])
         seen["phase"] = "input_sets_check"
         nonfinite = first_calls_nonfinite(step, outputs.pop(), len(input_sets))
+        if cfg.device == "cpu":  # its warm-up and timed calls alone (docs/design.md, "CPU peak memory")
+            tracker.start()
         seen["phase"] = "warmup"
         watch = MemoryWatch(cfg.device)
 

@@ -133,7 +133,7 @@ class ConfigResult:
         device_ms: CUDA-event time of the same iterations, ms; None on CPU.
         samples_per_s, points_per_s: throughput at the median latency.
         peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included); on CPU the peak
-            resident-set growth.
+            resident-set growth of its warm-up and timed calls (one-time caches, the inputs and weights outside).
         top_op: ``{"name", "share"}`` once profiled (share of device time, a fraction).
         samples_ms, device_samples_ms: per-iteration host latencies and device times (CUDA only), ms, in order.
         extra: stored facts outside the run JSON (sm_clock_mhz, tf32 switches, ...).

@@ -185,9 +185,9 @@ class SearchStep(schemas.Plain):
 
 @dataclass(frozen=True)
 class Capacity(schemas.Plain):
-    """The highest request rate whose P99 stayed within ``target_p99_ms``, bracketed by the search: in
-    ``[capacity_rps, failing_rps)``, the highest passing rate tried (0 when none passed) and the lowest failing one
-    above it (None when none failed), the rates tried in ``steps``.
+    """The peak search at ``target_p99_ms`` in the rates it asked (the schedule's parameter it moves): ``capacity_rps``
+    the highest passing rate tried (0: none passed), ``failing_rps`` the lowest failing above it (None: none failed),
+    the rates tried in ``steps``; the capacity is what those loads offered (:meth:`PolicyResult.capacity_offered_rps`).
 
     Attributes:
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
@@ -208,8 +208,8 @@ class Capacity(schemas.Plain):
 
     @property
     def measured_rps(self) -> float:
-        """The measured capacity as a prediction is judged against: the middle of its bracket (its lower end when
-        the bracket is open)."""
+        """The searched capacity a prediction (a rate asked of the simulation) is judged against: the middle of the
+        asked bracket (its lower end when the bracket is open)."""
         return (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
 
     @property
@@ -219,10 +219,6 @@ class Capacity(schemas.Plain):
         if self.predicted_rps is None or self.capacity_rps <= 0:
             return None
         return (self.predicted_rps - self.measured_rps) / self.measured_rps
-
-    @property
-    def interval_rps(self) -> tuple[float, float | None]:
-        return (self.capacity_rps, self.failing_rps)
 
 
 @dataclass(frozen=True)
@@ -276,33 +272,58 @@ class PolicyResult(schemas.Plain):
     endpoint, which batches (or not) by its own policy. ``nonfinite``: a padded size's output held NaN/Inf (``run``'s
     status; :func:`~surrobench.execution.sanity.check_calls`'s record, its ``batch``): on its first call, no points."""
 
+    DERIVED = ("capacity_offered_rps", "capacity_unresolved")
+
     policy: ServePolicy | None
     points: tuple[LoadPoint, ...]
     capacity: Capacity | None = None
     nonfinite: dict | None = None
 
+    def offered(self, rate_rps: float | None) -> float | None:
+        """The rate (requests/s) the load asked at ``rate_rps`` offered; ``rate_rps`` itself where none was kept."""
+        return next((p.offered_rps for p in self.points if rate_rps and p.target_rps == rate_rps), rate_rps)
+
+    def capacity_offered_rps(self) -> tuple[float, float | None] | None:
+        """The capacity as measured, ``(capacity, first failing)``, requests/s: the rates the search's highest passing
+        load and its lowest failing one above it offered (docs/serve.md); None without a search."""
+        c = self.capacity
+        return None if c is None else (self.offered(c.capacity_rps), self.offered(c.failing_rps))
+
+    def capacity_unresolved(self) -> str | None:
+        """Why the capacity lies within its loads' noise, its boundary unresolved at the search's resolution: the
+        passing load offered no less than the failing one (two Poisson samples that overlap), or an end's P99 95%
+        interval holds the target (:meth:`LoadPoint.p99_holds`); None when resolved, or without a passing load."""
+        c = self.capacity
+        if c is None or not c.capacity_rps:
+            return None
+        lo, hi = self.capacity_offered_rps()
+        why = ["the passing load offered no less than the failing one"] if hi is not None and hi <= lo else []
+        ends = (p for p in self.points if p.target_rps in (c.capacity_rps, c.failing_rps))
+        why += [f"the P99's 95% interval at {p.load()} holds the target" for p in ends if p.p99_holds(c.target_p99_ms)]
+        return "; ".join(why) or None
+
     def bracket(self) -> tuple[float, float | None] | None:
-        """A search cut short: its bracket, requests/s, by the points judged against the P99 target: the highest asked
-        rate that passed (0: none) and the lowest failing above it; None: none judged."""
+        """A search cut short: its bracket, requests/s, by the points judged against the P99 target: the rates offered
+        by the highest asked rate that passed (0: none) and the lowest failing above it; None: none judged."""
         judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
         lower = max((rate for rate, ok in judged if ok), default=0.0)
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
-        return (lower, upper) if judged else None
+        return (self.offered(lower), self.offered(upper)) if judged else None
 
     def noise_bracket(self, target_p99_ms: float) -> tuple[float, float | None]:
-        """The capacity's bracket widened by the loads' noise: each end moves outward over the rates of its verdict
-        (passing below, failing above) to the first whose P99 interval does not hold the target
+        """:meth:`capacity_offered_rps` widened by the loads' noise: each end moves outward over the loads of its
+        verdict (passing below, failing above) to the first whose P99 interval does not hold the target, at its rate
         (:meth:`LoadPoint.p99_holds`); where none does, to the farthest of them, or to 0 below (open above) when one
         had no bound on the side that judges it (too few requests: a pass without an upper bound supports nothing)."""
 
         def outward(points: list[LoadPoint], side: int, end: float | None, unknown: float | None) -> float | None:
             if not points or points[0].target_rps != end:  # the end's own load not measured: as searched
                 return end
-            firm = next((p.target_rps for p in points if not p.p99_holds(target_p99_ms)), None)
+            firm = next((p.offered_rps for p in points if not p.p99_holds(target_p99_ms)), None)
             bare = any(p.percentile(0.99).ci95_ms[side] is None for p in points)
-            return firm if firm is not None else unknown if bare else points[-1].target_rps
+            return firm if firm is not None else unknown if bare else points[-1].offered_rps
 
-        lo, hi = self.capacity.interval_rps
+        lo, hi = self.capacity.capacity_rps, self.capacity.failing_rps
         rated = sorted((p for p in self.points if p.target_rps), key=lambda p: p.target_rps)
         lo = outward([p for p in reversed(rated) if p.passed and p.target_rps <= lo], 1, lo, 0.0)
         hi = hi if hi is None else outward([p for p in rated if p.passed is False and p.target_rps >= hi], 0, hi, None)
@@ -343,9 +364,9 @@ class ServeRecord(schemas.Plain):
         return self.url or f"{w['model']} {shape} {w['precision']} {w['mode']} on {w['device']}"
 
     def best(self) -> PolicyResult | None:
-        """The policy with the highest capacity (None without a search)."""
+        """The policy with the highest capacity (:meth:`PolicyResult.capacity_offered_rps`; None without a search)."""
         searched = [p for p in self.policies if p.capacity is not None]
-        return max(searched, key=lambda p: p.capacity.capacity_rps) if searched else None
+        return max(searched, key=lambda p: p.capacity_offered_rps()[0]) if searched else None
 
     def infeasible(self) -> str | None:
         """Why no rate meets the target, when every policy was answered without a search (else None)."""

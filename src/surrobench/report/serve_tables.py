@@ -66,14 +66,17 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         c = result.capacity
         if c.infeasible:
             return f"{line}: {c.infeasible}"
-        upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
-        line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
+        lo, hi = result.capacity_offered_rps()
+        upper = rps(hi) if hi is not None else "not reached"
+        line += f": capacity {rps(lo)} rps offered at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
         if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
             err = c.prediction_error if c.predicted_rps else None
             line += f", predicted {rps(c.predicted_rps)}" if c.predicted_rps else ", predicted: no rate"
-            line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
+            line += f" ({err:+.0%} against {rps(c.measured_rps)} asked, the search's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
+        if why := result.capacity_unresolved():
+            line += f"; unresolved within the loads' noise: {why}"
     elif record.env.get("interrupted") and record.find_max is not False and (bracket := result.bracket()) is not None:
         upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
         line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
@@ -177,7 +180,7 @@ def best_line(record: ServeRecord) -> str | None:
         return _loads_line(record, points)
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
-    return f"best policy: {best.policy.label()}, {rps(best.capacity.capacity_rps)} rps at P99 <= {record.target_p99_ms:g} ms"
+    return f"best policy: {best.policy.label()}, {rps(best.capacity_offered_rps()[0])} rps at P99 <= {record.target_p99_ms:g} ms"
 
 
 def _loads_line(record: ServeRecord, points: list[LoadPoint]) -> str:

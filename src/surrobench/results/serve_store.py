@@ -34,9 +34,8 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 
 
 def _write(store: ResultStore, record: ServeRecord) -> None:
-    capacity = best.capacity if (best := record.best()) else None
     row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
-    row += (capacity.capacity_rps, capacity.failing_rps) if capacity else (None, None)
+    row += best.capacity_offered_rps() if (best := record.best()) else (None, None)
     with store._writing():
         store.conn.execute(
             "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, json.dumps(record.to_json()))
@@ -61,10 +60,10 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
 @dataclass(frozen=True)
 class CapacityComparison(schemas.Plain):
     """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`): each
-    search's bracket (:attr:`~surrobench.records.serve.Capacity.interval_rps`); ``ratio`` NEW / BASE of the
-    capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket widened by its loads' noise)
-    and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets :func:`judge_capacities` judged
-    (a side None where a bracket is open or a capacity 0)."""
+    bracket as measured, the rates offered (:meth:`~surrobench.records.serve.PolicyResult.capacity_offered_rps`);
+    ``ratio`` NEW / BASE of the capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket
+    widened by its loads' noise) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets
+    :func:`judge_capacities` judged (a side None where a bracket is open or a capacity 0)."""
 
     base_run_id: str
     new_run_id: str
@@ -92,7 +91,7 @@ def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float
     touch are not a change); otherwise ``same`` if both are closed and neither widened (the searches, at 5%
     resolution, cannot tell them apart), else ``inconclusive``."""
     judged = [r.noise_bracket(target_p99_ms) for r in (base, new)]
-    noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity.interval_rps}
+    noise = {side: w for side, r, w in zip(("base", "new"), (base, new), judged) if w != r.capacity_offered_rps()}
     (b_lo, b_hi), (n_lo, n_hi) = judged
     # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
     if b_hi is not None and n_lo >= b_hi * (1 + MIN_EFFECT) and n_lo > b_lo:
@@ -115,7 +114,7 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
     judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     (b_lo, b_hi), (n_lo, n_hi) = judged
-    base_rps, new_rps = (b.capacity.interval_rps for b in best)
+    base_rps, new_rps = (b.capacity_offered_rps() for b in best)
     return CapacityComparison(
         base.run_id,
         new.run_id,
