@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -85,26 +86,20 @@ def module_ranges(model: nn.Module) -> Iterator[None]:
     """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside."""
     handles, open_ranges = [], {}
 
-    def enter(path: str):
-        def pre_hook(module, args):
-            scope = record_function(MODULE_RANGE_PREFIX + path)
-            scope.__enter__()
-            open_ranges.setdefault(path, []).append(scope)
+    def enter(path: str, module, args) -> None:
+        scope = record_function(MODULE_RANGE_PREFIX + path)
+        scope.__enter__()
+        open_ranges.setdefault(path, []).append(scope)
 
-        return pre_hook
-
-    def leave(path: str):
-        def hook(module, args, output):
-            stack = open_ranges.get(path)
-            if stack:
-                stack.pop().__exit__(None, None, None)
-
-        return hook
+    def leave(path: str, module, args, output) -> None:
+        stack = open_ranges.get(path)
+        if stack:
+            stack.pop().__exit__(None, None, None)
 
     try:
         for path, module in model.named_modules():
-            handles.append(module.register_forward_pre_hook(enter(path)))
-            handles.append(module.register_forward_hook(leave(path), always_call=True))
+            handles.append(module.register_forward_pre_hook(functools.partial(enter, path)))
+            handles.append(module.register_forward_hook(functools.partial(leave, path), always_call=True))
         yield
     finally:
         for handle in handles:
