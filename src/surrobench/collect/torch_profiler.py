@@ -29,7 +29,7 @@ DEFAULT_ACTIVE = 5
 """The method's example records 10 steps (``schedule(wait=2, warmup=5, active=10)``, docs/sources.md, method §2).
 Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
 (docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md).
-One warm-up step: the child has run the config's cold start and warm-up before the schedule's steps."""
+One warm-up step: the child runs the config's cold start, then the schedule's wait steps (none of its warm-up)."""
 EVENT_BUDGET = 50_000
 """Events one capture records, at most, where that leaves :data:`MIN_ACTIVE` steps or more: fewer active steps
 for a model whose step records many (the zoo FNO at 32², 29,000 a step: 2). Stopping, reading and exporting
