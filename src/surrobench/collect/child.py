@@ -8,8 +8,8 @@ Profiling never shares a process with timing (docs/sources.md, method §5)::
 
 ``CONFIG.json``: an :class:`~surrobench.execution.config.ExecConfig` (:func:`config_to_json`). The model and
 inputs are built as the timing runner builds them (:func:`~surrobench.execution.runner.config_step`), then the
-cold-start call, ``warmup`` untimed calls (none under ``torch``) and ``wait + warmup + active`` steps inside the
-``surrobench::forward`` / ``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
+cold-start call, ``warmup`` untimed calls (the timing's; none under ``torch``) and ``wait + warmup + active`` steps
+in the ``surrobench::forward`` / ``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
 
 - ``torch``: torch.profiler records the steps and the op table is written.
 - ``none``: the same steps bare, bracketed on CUDA by ``cudaProfilerStart``/``Stop`` (``nsys profile
@@ -203,7 +203,6 @@ def run_config(
         with phase_range("data_prep", cfg.device):
             step, input_sets = stack.enter_context(config_step(cfg, prepared))
         time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
-        # the config's warm-up is the timing's; torch.profiler's schedule has its own steps before recording
         warm_up(step, 0 if profiler == "torch" else cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
         if profiler == "ncu":

@@ -31,9 +31,8 @@ Each step costs the same to record and read; 5 kept the top op and readings of a
 (docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md).
 One warm-up step: the child runs the config's cold start, then the schedule's wait steps (none of its warm-up)."""
 EVENT_BUDGET = 50_000
-"""Events one capture records, at most, where that leaves :data:`MIN_ACTIVE` steps or more: fewer active steps
-for a model whose step records many (the zoo FNO at 32², 29,000 a step: 2). Stopping, reading and exporting
-cost about 24 µs an event on a 2-core CPU (docs/benchmarks/profile-cost.md)."""
+"""Events a capture records at most, past :data:`MIN_ACTIVE` steps (the zoo FNO at 32², 29,000 a step: 2 steps);
+each costs about 24 µs to stop, read and export on a 2-core CPU (docs/benchmarks/profile-cost.md)."""
 MIN_ACTIVE = 2
 
 #: Above Kineto's USDT level 5 (libkineto ``Logger.h``): hides its per-capture USDT stderr lines, and its ERROR
