@@ -84,19 +84,22 @@ def test_profile_steps_keeps_the_kineto_results_only_when_asked():
 
 
 def test_a_step_of_many_events_records_fewer_steps_and_says_why(monkeypatch):
-    """Planted: a step of ~200 ``aten::select`` against a budget of 500 events records the minimum 2 of 5 asked
-    steps; a step of a few events under the same budget records all 5. The op table divides by the steps recorded."""
+    """Planted: a step of ~800 events (100 ``aten::select``) against a budget of 200 a step records the minimum 2
+    of 5 asked steps, and more of 20 asked; a step of a few events records all 5. The op table divides by the steps
+    recorded."""
     from surrobench.collect import torch_profiler
 
-    monkeypatch.setattr(torch_profiler, "EVENT_BUDGET", 500)
+    monkeypatch.setattr(torch_profiler, "STEP_EVENT_BUDGET", 200)
     x = torch.randn(100, 4)
     many = profile_steps(lambda i: [row.sum() for row in x], ProfileSchedule(0, 1, 5), "cpu")
+    more = profile_steps(lambda i: [row.sum() for row in x], ProfileSchedule(0, 1, 20), "cpu")
     few = profile_steps(lambda i: x.sum(), ProfileSchedule(0, 1, 5), "cpu")
     assert many.errors == () and many.steps_recorded == 2 and many.op_table.active_steps == 2
     assert len(many.step_ms) == 3 and len(many.active_step_ms) == 2
     assert len(many.warnings) == 1  # why fewer: the budget (its text is for people)
     select = next(op for op in many.op_table.ops if op.name == "aten::select")
     assert select.calls == 200 and many.op_table.ms_per_step()["aten::select"] > 0
+    assert more.errors == () and 2 < more.steps_recorded == more.op_table.active_steps < 20  # the budget grows
     assert few.errors == () and few.warnings == () and few.steps_recorded == 5 and few.op_table.active_steps == 5
 
 

@@ -29,10 +29,10 @@ DEFAULT_ACTIVE = 5
 """The method's example records 10 steps (``schedule(wait=2, warmup=5, active=10)``, docs/sources.md, method §2).
 Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
 (docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md).
-One warm-up step: the child runs the config's cold start, then the schedule's wait steps (none of its warm-up)."""
-EVENT_BUDGET = 50_000
-"""Events a capture records at most, past :data:`MIN_ACTIVE` steps (the zoo FNO at 32², 29,000 a step: 2 steps);
-each costs about 24 µs to stop, read and export on a 2-core CPU (docs/benchmarks/profile-cost.md)."""
+One warm-up step: the child runs the config's cold start, then the schedule's wait steps (not the config's warm-up)."""
+STEP_EVENT_BUDGET = 10_000
+"""Events a capture records at most per active step asked, past :data:`MIN_ACTIVE` steps (the zoo FNO at 32²: 29,000
+a step, 2 of 5); each costs about 24 µs to stop, read and export on a 2-core CPU (docs/benchmarks/profile-cost.md)."""
 MIN_ACTIVE = 2
 
 #: Above Kineto's USDT level 5 (libkineto ``Logger.h``): hides its per-capture USDT stderr lines, and its ERROR
@@ -114,10 +114,10 @@ def profile_steps(
     keep: bool = False,
 ) -> Capture:
     """``step(i)`` for ``plan.total`` steps under torch.profiler's schedule (each active step a ``ProfilerStep#N``
-    range; fewer active steps, not under :data:`MIN_ACTIVE`, where they would record over :data:`EVENT_BUDGET` events,
-    counted on one more step first: a warning says so), driving ``torch.autograd.profiler.profile`` directly: no
-    ``torch._inductor`` import (1.1 CPU s, docs/benchmarks/profile-cost.md). ``step`` leaves the device idle on return
-    (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
+    range; fewer active steps, not under :data:`MIN_ACTIVE`, where they would record over :data:`STEP_EVENT_BUDGET`
+    events each, counted on one more step first: a warning says so), driving ``torch.autograd.profiler.profile``
+    directly: no ``torch._inductor`` import (1.1 CPU s, docs/benchmarks/profile-cost.md). ``step`` leaves the device
+    idle on return (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
     (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``: why no
     module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are. ``keep``: the Kineto
     results never freed, for a process that ends by ``os._exit`` (their destructor took 0.45 CPU s of the zoo FNO at
@@ -146,7 +146,7 @@ def profile_steps(
         with profile(use_device=prof.use_device, profile_memory=True, use_kineto=True) as probe:
             step(0)
         per_step = max(len(probe.kineto_results.events()), 1)
-        plan = replace(plan, active=min(asked, max(MIN_ACTIVE, EVENT_BUDGET // per_step)))
+        plan = replace(plan, active=min(asked, max(MIN_ACTIVE, asked * STEP_EVENT_BUDGET // per_step)))
     first_active = plan.wait + plan.warmup
     prof._prepare_trace()
     started = False
@@ -172,7 +172,7 @@ def profile_steps(
         _KEPT.append(prof)
     cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels, "cut": None}
     if plan.active < asked:
-        cycle["cut"] = f"recorded {plan.active} of {asked} steps: {per_step} events a step, budget {EVENT_BUDGET}"
+        cycle["cut"] = f"recorded {plan.active} of {asked} steps: {per_step} events a step, budget {STEP_EVENT_BUDGET}"
     return _checked(plan, device, [t / NS_PER_MS for t in step_ns], cycle, trace_path)
 
 
