@@ -288,11 +288,11 @@ def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, cap
         raise AssertionError("planned (models resolved, shapes checked) before the schedule was checked")
 
     monkeypatch.setattr(WorkloadOptions, "plan", no_plan)
-    argv = ["diagnose", "--model", "pinn-mlp", "--device", "cpu", "--db", str(tmp_path / "r.db"), "--iters", "10"]
+    argv = ["diagnose", "--model", "pinn-mlp", "--device", "cpu", "--db", str(tmp_path / "r.db"), "--iters", "7"]
     assert run_cli(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "surrobench: error: profiler schedule wait 2 + warmup 5 + active 5 = 12 steps is longer than --iters 10; "
+        "surrobench: error: profiler schedule wait 2 + warmup 1 + active 5 = 8 steps is longer than --iters 7; "
         "lower --profile-wait, --profile-warmup or --profile-active, or raise --iters"
     ]
 

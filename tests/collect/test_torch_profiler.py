@@ -83,6 +83,26 @@ def test_profile_steps_keeps_the_kineto_results_only_when_asked():
     assert len(torch_profiler._KEPT) == kept + 1 and torch_profiler._KEPT.pop().kineto_results is not None
 
 
+def test_a_step_of_many_events_records_fewer_steps_and_says_why(monkeypatch):
+    """Planted: a step of ~800 events (100 ``aten::select``) against a budget of 200 a step records the minimum 2
+    of 5 asked steps, and more of 20 asked; a step of a few events records all 5. The op table divides by the steps
+    recorded."""
+    from surrobench.collect import torch_profiler
+
+    monkeypatch.setattr(torch_profiler, "STEP_EVENT_BUDGET", 200)
+    x = torch.randn(100, 4)
+    many = profile_steps(lambda i: [row.sum() for row in x], ProfileSchedule(0, 1, 5), "cpu")
+    more = profile_steps(lambda i: [row.sum() for row in x], ProfileSchedule(0, 1, 20), "cpu")
+    few = profile_steps(lambda i: x.sum(), ProfileSchedule(0, 1, 5), "cpu")
+    assert many.errors == () and many.steps_recorded == 2 and many.op_table.active_steps == 2
+    assert len(many.step_ms) == 3 and len(many.active_step_ms) == 2
+    assert len(many.warnings) == 1  # why fewer: the budget (its text is for people)
+    select = next(op for op in many.op_table.ops if op.name == "aten::select")
+    assert select.calls == 200 and many.op_table.ms_per_step()["aten::select"] > 0
+    assert more.errors == () and 2 < more.steps_recorded == more.op_table.active_steps < 20  # the budget grows
+    assert few.errors == () and few.warnings == () and few.steps_recorded == 5 and few.op_table.active_steps == 5
+
+
 _CAPTURE = """
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 import torch
@@ -120,12 +140,18 @@ def test_kinetos_usdt_lines_stay_off_stderr_unless_the_user_sets_a_level():
 
 def test_checks_report_an_unrecorded_capture_and_missing_cuda_activities():
     plan = ProfileSchedule(1, 1, 2)
-    nothing = _checked(plan, "cpu", [1.0] * 4, {"events": 0, "steps": 0, "table": None, "kernels": None}, None)
+    nothing = _checked(
+        plan, "cpu", [1.0] * 4, {"events": 0, "steps": 0, "table": None, "kernels": None, "cut": None}, None
+    )
     assert any("no events" in e for e in nothing.errors) and nothing.op_table is None
-    short = _checked(plan, "cpu", [1.0] * 4, {"events": 10, "steps": 1, "table": None, "kernels": None}, None)
+    short = _checked(
+        plan, "cpu", [1.0] * 4, {"events": 10, "steps": 1, "table": None, "kernels": None, "cut": None}, None
+    )
     assert any("1 ProfilerStep ranges, expected 2" in e for e in short.errors)
     cpu_only = OpTable(ops=(), basis="cpu", total_us=0.0, active_steps=2, source="profiler")
-    no_cupti = _checked(plan, "cuda", [1.0] * 4, {"events": 10, "steps": 2, "table": cpu_only, "kernels": None}, None)
+    no_cupti = _checked(
+        plan, "cuda", [1.0] * 4, {"events": 10, "steps": 2, "table": cpu_only, "kernels": None, "cut": None}, None
+    )
     assert no_cupti.errors == () and "CUPTI" in no_cupti.warnings[0]
 
 

@@ -8,8 +8,8 @@ Profiling never shares a process with timing (docs/sources.md, method §5)::
 
 ``CONFIG.json``: an :class:`~surrobench.execution.config.ExecConfig` (:func:`config_to_json`). The model and
 inputs are built as the timing runner builds them (:func:`~surrobench.execution.runner.config_step`), then the
-cold-start call, ``warmup`` untimed calls and ``wait + warmup + active`` steps inside the ``surrobench::forward`` /
-``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
+cold-start call, ``warmup`` untimed calls (the timing's; none under ``torch``) and ``wait + warmup + active`` steps
+in the ``surrobench::forward`` / ``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
 
 - ``torch``: torch.profiler records the steps and the op table is written.
 - ``none``: the same steps bare, bracketed on CUDA by ``cudaProfilerStart``/``Stop`` (``nsys profile
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -85,26 +86,20 @@ def module_ranges(model: nn.Module) -> Iterator[None]:
     """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside."""
     handles, open_ranges = [], {}
 
-    def enter(path: str):
-        def pre_hook(module, args):
-            scope = record_function(MODULE_RANGE_PREFIX + path)
-            scope.__enter__()
-            open_ranges.setdefault(path, []).append(scope)
+    def enter(path: str, module, args) -> None:
+        scope = record_function(MODULE_RANGE_PREFIX + path)
+        scope.__enter__()
+        open_ranges.setdefault(path, []).append(scope)
 
-        return pre_hook
-
-    def leave(path: str):
-        def hook(module, args, output):
-            stack = open_ranges.get(path)
-            if stack:
-                stack.pop().__exit__(None, None, None)
-
-        return hook
+    def leave(path: str, module, args, output) -> None:
+        stack = open_ranges.get(path)
+        if stack:
+            stack.pop().__exit__(None, None, None)
 
     try:
         for path, module in model.named_modules():
-            handles.append(module.register_forward_pre_hook(enter(path)))
-            handles.append(module.register_forward_hook(leave(path), always_call=True))
+            handles.append(module.register_forward_pre_hook(functools.partial(enter, path)))
+            handles.append(module.register_forward_hook(functools.partial(leave, path), always_call=True))
         yield
     finally:
         for handle in handles:
@@ -208,7 +203,7 @@ def run_config(
         with phase_range("data_prep", cfg.device):
             step, input_sets = stack.enter_context(config_step(cfg, prepared))
         time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
-        warm_up(step, cfg.warmup, cfg.device)
+        warm_up(step, 0 if profiler == "torch" else cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
         if profiler == "ncu":
             if cfg.device != "cuda":

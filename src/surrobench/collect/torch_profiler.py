@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,11 +24,16 @@ if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this 
     from torch.autograd.profiler import profile
 
 DEFAULT_WAIT = 2
-DEFAULT_WARMUP = 5
+DEFAULT_WARMUP = 1
 DEFAULT_ACTIVE = 5
 """The method's example records 10 steps (``schedule(wait=2, warmup=5, active=10)``, docs/sources.md, method §2).
 Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
-(docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md)."""
+(docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md).
+One warm-up step: the child runs the config's cold start, then the schedule's wait steps (not the config's warm-up)."""
+STEP_EVENT_BUDGET = 10_000
+"""Events a capture records at most per active step asked, past :data:`MIN_ACTIVE` steps (the zoo FNO at 32²: 29,000
+a step, 2 of 5); each costs about 24 µs to stop, read and export on a 2-core CPU (docs/benchmarks/profile-cost.md)."""
+MIN_ACTIVE = 2
 
 #: Above Kineto's USDT level 5 (libkineto ``Logger.h``): hides its per-capture USDT stderr lines, and its ERROR
 #: lines, whose news (CUPTI did not attach) :func:`_checked` reports itself.
@@ -69,7 +74,7 @@ class ProfileSchedule:
 
 @dataclass(frozen=True)
 class Capture:
-    """One profiled loop: synchronized host ms per step ``(schedule.total,)`` and of the recorded ones,
+    """One profiled loop: synchronized host ms per step ``(wait + warmup + recorded,)`` and of the recorded ones,
     ``ProfilerStep#N`` ranges and events seen, op and kernel tables (None when nothing was recorded), the trace
     path; ``errors``: the schedule did not record; ``warnings``: recorded, something missing (CUDA activities)."""
 
@@ -109,13 +114,14 @@ def profile_steps(
     keep: bool = False,
 ) -> Capture:
     """``step(i)`` for ``plan.total`` steps under torch.profiler's schedule (each active step a ``ProfilerStep#N``
-    range), driving ``torch.autograd.profiler.profile`` directly: no ``torch._inductor`` import (1.1 CPU s,
-    docs/benchmarks/profile-cost.md). ``step`` leaves the device idle on return
-    (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
-    (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``:
-    why no module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are. ``keep``: the
-    Kineto results never freed, for a process that ends by ``os._exit`` (their destructor took 0.45 CPU s of the
-    zoo FNO at 32², docs/benchmarks/profile-cost.md)."""
+    range; fewer active steps, not under :data:`MIN_ACTIVE`, where they would record over :data:`STEP_EVENT_BUDGET`
+    events each, counted on one more step first: a warning says so), driving ``torch.autograd.profiler.profile``
+    directly: no ``torch._inductor`` import (1.1 CPU s, docs/benchmarks/profile-cost.md). ``step`` leaves the device
+    idle on return (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
+    (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``: why no
+    module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are. ``keep``: the Kineto
+    results never freed, for a process that ends by ``os._exit`` (their destructor took 0.45 CPU s of the zoo FNO at
+    32², docs/benchmarks/profile-cost.md)."""
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
     from torch.autograd.profiler import profile, record_function
 
@@ -133,9 +139,15 @@ def profile_steps(
         step(i)
         step_ns.append(time.perf_counter_ns() - t0)
 
-    first_active = plan.wait + plan.warmup
     for i in range(plan.wait):
         timed(i)
+    asked, per_step = plan.active, None
+    if asked > MIN_ACTIVE:  # the budget's probe: one more step's events, shapes off (they add none)
+        with profile(use_device=prof.use_device, profile_memory=True, use_kineto=True) as probe:
+            step(0)
+        per_step = max(len(probe.kineto_results.events()), 1)
+        plan = replace(plan, active=min(asked, max(MIN_ACTIVE, asked * STEP_EVENT_BUDGET // per_step)))
+    first_active = plan.wait + plan.warmup
     prof._prepare_trace()
     started = False
     try:
@@ -158,19 +170,23 @@ def profile_steps(
         export_trace(prof, trace_path)
     if keep:
         _KEPT.append(prof)
-    cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels}
+    cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels, "cut": None}
+    if plan.active < asked:
+        cycle["cut"] = f"recorded {plan.active} of {asked} steps: {per_step} events a step, budget {STEP_EVENT_BUDGET}"
     return _checked(plan, device, [t / NS_PER_MS for t in step_ns], cycle, trace_path)
 
 
 def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], cycle: dict, trace_path: Path | None) -> Capture:
     """The capture with its checks: events and ``ProfilerStep`` ranges recorded, CUDA activities present on a
     GPU run (missing ones mean CUPTI could not attach). ``cycle``: ``events`` and ``steps`` counted, ``table``
-    and ``kernels`` (None when nothing was read)."""
+    and ``kernels`` (None when nothing was read), ``cut``: why fewer steps than asked were recorded, or None."""
     errors, warnings = [], []
     if cycle["events"] == 0:
         errors.append("profiler recorded no events")
     if cycle["steps"] != plan.active:
         errors.append(f"profiler recorded {cycle['steps']} ProfilerStep ranges, expected {plan.active}")
+    if cycle["cut"] is not None:
+        warnings.append(cycle["cut"])
     table = cycle["table"]
     if device == "cuda" and table is not None and table.basis != "device":
         warnings.append(
