@@ -21,7 +21,29 @@ done
 python3 - "$out" <<'PY'
 import json, sys
 from pathlib import Path
-from surrobench.report.op_tables import profile_markdown
+from surrobench.report.escape import md_escape, md_table
+from surrobench.report.op_tables import _pct as pct, label, op_columns, op_rows, reading_lines, summary_line
+
+
+def profile_markdown(reports: list[dict], top_n: int) -> str:
+    """Markdown: per profiled config a heading, the summary, the op table, category shares, the readings."""
+    out = []
+    for report in reports:
+        out.append(f"### {md_escape(label(report), newline=' ')}\n")
+        if report["status"] != "ok":
+            out.append(md_escape(f"{report['status']}: {report['error']}", newline=" ") + "\n")
+            continue
+        table = report["op_table"]
+        out += [
+            md_escape(summary_line(report), newline=" ") + "\n",
+            md_table(op_columns(table), op_rows(table, top_n, max_shapes=2)).rstrip("\n"),
+        ]
+        shares = ", ".join(f"{c} {pct(v)}" for c, v in table["category_shares"].items() if v > 0)
+        out += ["", md_escape(f"Categories: {shares}.", newline=" "), ""]
+        out += [md_escape(line, newline=" ") for line in reading_lines(report["readings"])] + [""]
+        out += [md_escape(f"Warning: {w}", newline=" ") for w in report["warnings"]]
+    return "\n".join(out) + "\n"
+
 
 out = Path(sys.argv[1])
 parts = ["# Op tables on the H200 (surrobench profile)\n", "```", (out / "versions.txt").read_text().strip(), "```\n"]

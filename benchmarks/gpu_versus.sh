@@ -43,7 +43,10 @@ versus() {
     --json "$out/$name.json" --html "$out/$name.html" --markdown "$out/$name.md" >"$out/$name.txt" 2>&1
   echo "rc=$?" >>"$out/$name.txt"; tail -8 "$out/$name.txt"
   [ -f "$out/$name.json" ] && python3 -c "import sys; from surrobench.records.versus import load_versus
-from surrobench.report.versus import write_pareto_png; write_pareto_png(load_versus(sys.argv[1]), sys.argv[2])" \
+from surrobench.report.html import FIGURE_DPI; from surrobench.report.plots import plain_text
+from surrobench.report.versus import pareto_figure
+fig = pareto_figure(load_versus(sys.argv[1]))
+with plain_text(): fig is None or fig.savefig(sys.argv[2], format='png', dpi=FIGURE_DPI)" \
     "$out/$name.json" "$out/$name.png" 2>"$out/$name-png.txt"
   pack
 }

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.kernel_tables import counters_renderables, kernel_table_rich, note_lines
-from surrobench.report.escape import md_escape, md_table, plain, rich_escape
+from surrobench.report.escape import plain, rich_escape
 from surrobench.report.fit import columns as fit_columns, fit_table
 
 _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB")
@@ -131,23 +131,3 @@ def profile_renderables(reports: list[dict], top_n: int, width: int | None = Non
         if report["trace_path"]:
             out.append(Text(plain(f"trace: {report['trace_path']}")))
     return out
-
-
-def profile_markdown(reports: list[dict], top_n: int) -> str:
-    """Markdown: per profiled config a heading, the summary, the op table, category shares, the readings."""
-    out = []
-    for report in reports:
-        out.append(f"### {md_escape(label(report), newline=' ')}\n")
-        if report["status"] != "ok":
-            out.append(md_escape(f"{report['status']}: {report['error']}", newline=" ") + "\n")
-            continue
-        table = report["op_table"]
-        out += [
-            md_escape(summary_line(report), newline=" ") + "\n",
-            md_table(op_columns(table), op_rows(table, top_n, max_shapes=2)).rstrip("\n"),
-        ]
-        shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
-        out += ["", md_escape(f"Categories: {shares}.", newline=" "), ""]
-        out += [md_escape(line, newline=" ") for line in reading_lines(report["readings"])] + [""]
-        out += [md_escape(f"Warning: {w}", newline=" ") for w in report["warnings"]]
-    return "\n".join(out) + "\n"

@@ -67,14 +67,3 @@ def versus_page(record: VersusRecord) -> str:
         f'<p class="muted">{escape(record.device)}, {record.cases} cases, reference: {escape(record.reference)}; '
         f"measured {escape(record.created)}, page generated {created}</p>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
-
-
-def write_pareto_png(record: VersusRecord, path) -> None:
-    """The Pareto plot as a PNG file (the GPU benchmark keeps it beside the JSON)."""
-    from surrobench.report.html import FIGURE_DPI
-    from surrobench.report.plots import plain_text as _plain
-
-    fig = pareto_figure(record)
-    if fig is not None:
-        with _plain():
-            fig.savefig(path, format="png", dpi=FIGURE_DPI)
