@@ -422,7 +422,7 @@ ProfileWaitOpt = count_option(DEFAULT_WAIT, "--profile-wait", help="Profiler sch
 ProfileWarmupOpt = count_option(
     DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded."
 )
-ProfileActiveOpt = count_option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded, at most")
+ProfileActiveOpt = count_option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: most steps recorded.")
 WithStackOpt = flag(False, "--with-stack", help="Record Python stacks (more overhead).")
 TraceOutOpt = typer.Option(
     Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config."
