@@ -310,6 +310,21 @@ def test_a_nearest_neighbour_search_is_a_distance_selection_family_on_a_cpu_op_t
     assert any("KD-tree kNN" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]
 
 
+def test_topk_is_advised_over_a_full_sort_only_where_the_op_table_holds_a_sort():
+    """A trial's graph U-Net selects its k nearest with cdist then topk, and was told "select the k nearest with topk,
+    not a full sort": the op table holds no sort, so no such clause; a kNN that sorts (argsort: ATen's sort) is told.
+    Alike the top-k pooling's "topk for the k largest" beside its own topk."""
+    knn = [("aten::_cdist_forward", 0.3, ()), ("aten::topk", 0.5, ("[[1, 1024, 1024], [], [], [], []]",))]
+    for sort, told in ((None, False), (("aten::sort", 0.2, ()), True), (("aten::searchsorted", 0.2, ()), False)):
+        clauses = family_actions([n for n, _, _ in knn], cpu=True, table=_cpu_table(*knn, *[sort] if sort else ()))
+        assert any("select the k nearest with topk" in c.text for c in clauses) == told
+        assert clauses[0].text.startswith("distance/selection (aten::_cdist_forward, aten::topk): all-pairs")
+        assert any("KD-tree" in c.text for c in clauses) and ("threads",) in [c.remedies for c in clauses]
+    pool = _cpu_table(("aten::topk", 0.6, ("[[1024], [], [], [], []]",)), ("aten::addmm", 0.4, ()))
+    assert not any("k largest" in c.text for c in family_actions(["aten::topk"], cpu=True, table=pool))
+    assert any("k largest" in c.text for c in family_actions(["aten::sort"], cpu=True, table=pool))
+
+
 def test_pytorchs_own_im2col_convolutions_are_read_by_their_op_not_as_onednn():
     """slow_conv3d_forward (and the 2-D fallbacks) are not oneDNN: no oneDNN layout advice; bf16 is named (it
     routes the convolution to oneDNN), as are the threads; oneDNN's own convolution keeps the convolution family."""
