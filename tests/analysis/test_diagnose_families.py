@@ -388,6 +388,38 @@ def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
     assert any(t.startswith("scatter/gather/index (aten::scatter_): irregular access by index") for t in texts)
 
 
+def test_copies_inside_a_linear_are_told_as_its_bias_broadcast_not_its_operands_layout():
+    """A trial's hash-grid field and the zoo MeshGraphNet (CPU, torch 2.13): aten::copy_ runs inside aten::linear,
+    where addmm copies the 1-D bias (aten::expand of [64]) into its output before the matmul; no change of the
+    operands' layout or dtype removes it, so none is advised. The zoo FNO's copies inside aten::einsum come with a
+    clone (its permuted operands made dense): there the layout is told; with neither in the table, only the op."""
+
+    def clauses(outer, *inner):
+        linear = (outer, 1.0)
+        rows = [("aten::mul", 0.4, ()), ("aten::copy_", 0.3, ("[[8192, 64], [8192, 64], []]",))]
+        table = _cpu_table(*rows, (outer, 0.2, ()), *((n, 0.01, shapes) for n, shapes in inner))
+        table = replace(
+            table, ops=tuple(replace(op, inside=(linear,)) if op.name != outer else op for op in table.ops[1:])
+        )
+        return family_actions(["aten::copy_"], cpu=True, table=table)
+
+    (bias,) = clauses(
+        "aten::linear",
+        ("aten::addmm", ("[[64], [8192, 16], [16, 64], [], []]",)),
+        ("aten::expand", ("[[64], [], []]",)),
+    )
+    assert bias.text.startswith(
+        "copy/cast/cat (aten::copy_): most of their time runs inside aten::linear, a 1-D operand ([64]"
+    )
+    assert "change how" not in bias.text and bias.remedies == ()
+    (einsum,) = clauses("aten::einsum", ("aten::bmm", ()), ("aten::clone", ("[[32, 32], []]",)))
+    assert einsum.text.endswith(
+        "change how aten::einsum is called (its operands' layout and dtype, the dims it contracts)"
+    )
+    (bare,) = clauses("aten::upsample_bilinear2d")
+    assert bare.text.endswith("inside aten::upsample_bilinear2d: change how aten::upsample_bilinear2d is called")
+
+
 def test_permuted_4d_tensors_copied_name_channels_last_for_diagnose_to_measure():
     """A Swin operator lifts (B, C, H, W) by a conv, permutes it to (B, H, W, C) and copies it contiguous: its copies
     name channels_last (a remedy diagnose measures); a conv net's 4-D bias copies with no permute do not."""

@@ -265,7 +265,13 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
             cause = f"most of their time runs inside {outer}"
             contracts = ", the dims it contracts" if family_of(outer) is not None and not low_intensity(outer) else ""
             rest = [first, *rest] if any(categorize(n) == "concat/index/gather/scatter" for n in ops) else []
-            first = Clause(f"change how {outer} is called (its operands' layout and dtype{contracts})")
+            held = {op.name.split("::")[-1]: op.input_shapes for op in table.ops if outer in dict(op.inside)}
+            changed = held.keys() & {"clone", "contiguous", "_to_copy"}  # an operand's layout or dtype made inside it
+            said = f" (its operands' layout and dtype{contracts})" if changed else ""  # else the table does not say
+            first = Clause(f"change how {outer} is called{said}")
+            if not changed and (bias := [m[1] for s in held.get("expand", ()) if (m := re.match(r"\[(\[\d+\])", s))]):
+                cause += f", a 1-D operand ({bias[0]}: a bias, addmm's) broadcast into its output"
+                first = Clause("no change of its operands' layout or dtype removes these copies: they are its own")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]
