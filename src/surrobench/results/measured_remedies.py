@@ -351,23 +351,16 @@ def attach_measured(
     return out
 
 
-def unclaimed(
-    findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]
-) -> list[str]:
+def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[str]:
     """A line per remedy measured faster that no finding of its config was credited with (:func:`attach_measured`:
-    no clause names it moving its way, as ``threads=1`` where every finding says "use every core") and that is not
-    part of the recipe ``optimized`` (``{config label: optimize config object}``) recommends for it where a finding
-    tells that recipe (:func:`recipe_clause`): ``<config>: <measurement>: no finding's action points this way``."""
+    no clause names it moving its way, as ``threads=1`` where every finding says "use every core", nor the recipe's
+    clause): ``<config>: <measurement>: no finding's action points this way``."""
     credited = {(f.config, m.remedy) for f in findings for m in f.measured}
-    told = [f.config for f in findings if f.config in optimized and (f.alarm or f.remedies)]  # as attach_measured
-    recipes = {label: set(optimized[label]["recommended"]) for label in told}
     return [
         f"{label}: {m.text()}: no finding's action points this way"
         for label, got in measured.items()
         for m in got
-        if m.verdict == "faster"
-        and (label, m.remedy) not in credited
-        and not remedy_parts(m.remedy) <= recipes.get(label, set())
+        if m.verdict == "faster" and (label, m.remedy) not in credited
     ]
 
 
