@@ -325,11 +325,8 @@ def attach_measured(
         for f in findings
     ]
     out = []
-    for f, full in zip(findings, told):
-        if f.config not in measured:
-            out.append(full)
-            continue
-        mine = measured[f.config]
+    for f, full in zip(findings, told):  # a config measured nothing of: as it is, its recipe told
+        mine = measured.get(f.config, ())
         same = [i for i, g in enumerate(findings) if g.config == f.config]
         whose = owners([told[i] for i in same], mine) | owners([findings[i] for i in same], mine)  # a rule's first
         theirs = [m for m in mine if m.remedy in whose and whose[m.remedy] not in (f, full)]
