@@ -270,7 +270,7 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
             said = f" (its operands' layout and dtype{contracts})" if changed else ""  # else the table does not say
             first = Clause(f"change how {outer} is called{said}")
             if not changed and (bias := [m[1] for s in held.get("expand", ()) if (m := re.match(r"\[(\[\d+\])", s))]):
-                cause += f", a 1-D operand ({bias[0]}: a bias, addmm's) broadcast into its output"
+                cause += f", a 1-D operand ({bias[0]}: a bias) expanded inside it, broadcast into its output"
                 first = Clause("no change of its operands' layout or dtype removes these copies: they are its own")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "

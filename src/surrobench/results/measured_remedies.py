@@ -333,8 +333,8 @@ def attach_measured(
         got = attach_one(f, [m for m in mine if m not in theirs], mine)
         if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
             left = [m for m in mine if m not in theirs and m not in got.measured]
-            told_ = attach_one(replace(f, action=recipe, measured=()), left, mine)
-            got = replace(got, action=got.clauses + told_.clauses, measured=got.measured + told_.measured)
+            tail = attach_one(replace(f, action=recipe, measured=()), left, mine)
+            got = replace(got, action=got.clauses + tail.clauses, measured=got.measured + tail.measured)
         clauses = tuple(
             replace(c, text=f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})")
             if c.remedies
