@@ -310,6 +310,21 @@ def test_a_nearest_neighbour_search_is_a_distance_selection_family_on_a_cpu_op_t
     assert any("KD-tree kNN" in c.text for c in f.clauses) and ("threads",) in [c.remedies for c in f.clauses]
 
 
+def test_topk_is_advised_over_a_full_sort_only_where_the_op_table_holds_a_sort():
+    """A trial's graph U-Net selects its k nearest with cdist then topk, and was told "select the k nearest with topk,
+    not a full sort": the op table holds no sort, so no such clause; a kNN that sorts (argsort: ATen's sort) is told.
+    Alike the top-k pooling's "topk for the k largest" beside its own topk."""
+    knn = [("aten::_cdist_forward", 0.3, ()), ("aten::topk", 0.5, ("[[1, 1024, 1024], [], [], [], []]",))]
+    for sort, told in ((None, False), (("aten::sort", 0.2, ()), True), (("aten::searchsorted", 0.2, ()), False)):
+        clauses = family_actions([n for n, _, _ in knn], cpu=True, table=_cpu_table(*knn, *[sort] if sort else ()))
+        assert any("select the k nearest with topk" in c.text for c in clauses) == told
+        assert clauses[0].text.startswith("distance/selection (aten::_cdist_forward, aten::topk): all-pairs")
+        assert any("KD-tree" in c.text for c in clauses) and ("threads",) in [c.remedies for c in clauses]
+    pool = _cpu_table(("aten::topk", 0.6, ("[[1024], [], [], [], []]",)), ("aten::addmm", 0.4, ()))
+    assert not any("k largest" in c.text for c in family_actions(["aten::topk"], cpu=True, table=pool))
+    assert any("k largest" in c.text for c in family_actions(["aten::sort"], cpu=True, table=pool))
+
+
 def test_pytorchs_own_im2col_convolutions_are_read_by_their_op_not_as_onednn():
     """slow_conv3d_forward (and the 2-D fallbacks) are not oneDNN: no oneDNN layout advice; bf16 is named (it
     routes the convolution to oneDNN), as are the threads; oneDNN's own convolution keeps the convolution family."""
@@ -371,6 +386,38 @@ def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
     assert texts[0].startswith("search (aten::searchsorted): a binary search per element") and "floor(" in texts[0]
     assert "KD-tree" not in joined and "high-degree" not in joined and "CSR" not in joined
     assert any(t.startswith("scatter/gather/index (aten::scatter_): irregular access by index") for t in texts)
+
+
+def test_copies_inside_a_linear_are_told_as_its_bias_broadcast_not_its_operands_layout():
+    """A trial's hash-grid field and the zoo MeshGraphNet (CPU, torch 2.13): aten::copy_ runs inside aten::linear,
+    where addmm copies the 1-D bias (aten::expand of [64]) into its output before the matmul; no change of the
+    operands' layout or dtype removes it, so none is advised. The zoo FNO's copies inside aten::einsum come with a
+    clone (its permuted operands made dense): there the layout is told; with neither in the table, only the op."""
+
+    def clauses(outer, *inner):
+        linear = (outer, 1.0)
+        rows = [("aten::mul", 0.4, ()), ("aten::copy_", 0.3, ("[[8192, 64], [8192, 64], []]",))]
+        table = _cpu_table(*rows, (outer, 0.2, ()), *((n, 0.01, shapes) for n, shapes in inner))
+        table = replace(
+            table, ops=tuple(replace(op, inside=(linear,)) if op.name != outer else op for op in table.ops[1:])
+        )
+        return family_actions(["aten::copy_"], cpu=True, table=table)
+
+    (bias,) = clauses(
+        "aten::linear",
+        ("aten::addmm", ("[[64], [8192, 16], [16, 64], [], []]",)),
+        ("aten::expand", ("[[64], [], []]",)),
+    )
+    assert bias.text.startswith(
+        "copy/cast/cat (aten::copy_): most of their time runs inside aten::linear, a 1-D operand ([64]"
+    )
+    assert "change how" not in bias.text and bias.remedies == ()
+    (einsum,) = clauses("aten::einsum", ("aten::bmm", ()), ("aten::clone", ("[[32, 32], []]",)))
+    assert einsum.text.endswith(
+        "change how aten::einsum is called (its operands' layout and dtype, the dims it contracts)"
+    )
+    (bare,) = clauses("aten::upsample_bilinear2d")
+    assert bare.text.endswith("inside aten::upsample_bilinear2d: change how aten::upsample_bilinear2d is called")
 
 
 def test_permuted_4d_tensors_copied_name_channels_last_for_diagnose_to_measure():

@@ -368,5 +368,25 @@ def test_each_remedy_is_cited_from_the_newest_optimization_that_judged_it_conclu
     }
     assert entry["recommended"] == ["cudagraph"]
     out = _cited(Clause("fuse: torch.compile", ("compile",)), entry=entry)
-    assert out.clauses[0].remedies == ("compile",) and [m.cited for m in out.measured] == ["o7"]  # advised
-    assert out.clauses[-1].text.endswith("in optimization o9")  # the newest optimization's recipe
+    assert out.clauses[0].remedies == ("compile",) and [m.cited for m in out.measured] == ["o7", "o9"]  # advised
+    assert out.clauses[-1].text.startswith("measured recipe: cudagraph in optimization o9 (cudagraph: measured")
+
+
+def test_a_remedy_only_the_recipe_clause_names_is_cited_where_diagnose_did_not_measure_it():
+    """A trial's kNN graph net: no rule of its one finding names compile, the recipe clause of its stored
+    optimization does (compile 1.33x), diagnose's budget left compile not measured: the finding cites optimize's
+    measurement (gain measured, not "none faster"), as docs/diagnose.md says of every remedy diagnose did not judge."""
+    cand = _cand("compile", "accepted", 1.35) | {"baseline_ms": 70.0}
+    recipe = {"speedup": {"median": 1.33, "ci95": [1.21, 1.41], "noise_floor": 0.06}}
+    entry = optimize_entry({"candidates": [cand], "recommended": ["compile"], "recipe": recipe}) | {"optimize_id": "o7"}
+    every_core = Clause("use every core", ("threads",), direction="up")
+    knn = Finding("memory_bound", "high", "s", (Evidence("profiler", "x"),), (every_core,), None, "cfg A")
+    slower = MeasuredRemedy("threads=2", "slower", 0.5, (0.4, 0.6), 70.0, -70.0, direction="up")
+    skipped = MeasuredRemedy("compile", "not-measured", reason="a first compilation took 56.6 s")
+    result = config([69.0, 70.0, 71.0])
+    for own in ((slower, skipped), ()):  # its budget skipped compile; --measure-s 0
+        (out,) = attach_measured([knn], {"cfg A": own} if own else {}, {"cfg A": entry}, {"cfg A": result})
+        best = out.best_measured
+        assert (best.remedy, best.verdict, best.cited) == ("compile", "faster", "o7")
+        assert out.gain["kind"] == "measured" and out.gain["ms"] == pytest.approx(70.0 * (1 - 1 / 1.35))
+        assert out.clauses[-1].remedies == ("compile",) and "in optimization o7" in out.clauses[-1].text

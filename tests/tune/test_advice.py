@@ -417,19 +417,22 @@ def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
         said.text == f"use every core: not advised, measured faster the other way ({fewer.text()})"
         and said.remedies == ()
     )
-    assert unclaimed([alone], {LABEL: (fewer,)}, {}) == [
-        f"{LABEL}: {fewer.text()}: no finding's action points this way"
-    ]
+    assert unclaimed([alone], {LABEL: (fewer,)}) == [f"{LABEL}: {fewer.text()}: no finding's action points this way"]
     down = _finding("thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",), direction="down"))
     out = {f.kind: f for f in attach_measured([every_core, down], {LABEL: (fewer,)})}
     assert out["thread_oversubscription"].best_measured == fewer and out["memory_bound"].measured == ()
     assert out["memory_bound"].remedies == ()  # "use every core" not advised beside fewer threads measured faster
-    assert unclaimed(list(out.values()), {LABEL: (fewer,)}, {}) == []
-    # a remedy in the measured recipe optimize recommends for the config is told by its recipe clause, not unclaimed
-    assert unclaimed([alone], {LABEL: (fewer,)}, {LABEL: {"recommended": ["threads=1"]}}) == []
-    assert len(unclaimed([alone], {LABEL: (fewer,)}, {LABEL: {"recommended": ["compile"]}})) == 1
+    assert unclaimed(list(out.values()), {LABEL: (fewer,)}) == []
+    # a remedy in the measured recipe optimize recommends for the config is credited to its recipe clause
     quiet = _finding("compute_bound", None, severity="info")  # no finding tells the recipe: the line stays
-    assert len(unclaimed([quiet], {LABEL: (fewer,)}, {LABEL: {"recommended": ["threads=1"]}})) == 1
+    for recipe, finding, lines in (
+        (["threads=1"], every_core, 0),
+        (["compile"], every_core, 1),
+        (["threads=1"], quiet, 1),
+    ):
+        entry = optimize_entry({"candidates": [], "recommended": recipe}) | {"optimize_id": "o7"}
+        told = attach_measured([finding], {LABEL: (fewer,)}, {LABEL: entry})
+        assert len(unclaimed(told, {LABEL: (fewer,)})) == lines
     assert Finding.from_json(every_core.to_json()).clauses == every_core.clauses  # the direction kept
     # a count above the baseline's measured faster is cited by the clause, as any remedy
     more = MeasuredRemedy("threads=8", "faster", 1.2, (1.1, 1.3), base, base / 6, direction="up")

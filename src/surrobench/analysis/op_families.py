@@ -37,7 +37,8 @@ class OpFamily:
 
 
 THREADS = Clause("use every core (torch.get_num_threads())", ("threads",), direction="up")
-_TOPK = "select the k nearest with topk, not a full sort"
+_TOPK = Clause("select the k nearest with topk, not a full sort")
+_LARGEST = Clause("topk for the k largest (k << row length), not a full sort")
 _FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
 _INT32 = Clause("use int32 indices")
 _REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
@@ -100,15 +101,15 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "distance/selection",
         ("distance/selection",),
         "all-pairs distances (P x R entries to keep k << R) then a sort or selection over each row",
-        (Clause(_TOPK), Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
-        (Clause(_TOPK), Clause("use a KD-tree kNN (scipy's cKDTree)"), THREADS),
+        (_TOPK, Clause("use a grid or KD-tree kNN (torch_cluster.knn)"), Clause("reuse the indices")),
+        (_TOPK, Clause("use a KD-tree kNN (scipy's cKDTree)"), THREADS),
     ),
     OpFamily(
         "sort/selection",
         (),
         "a sort or selection along each row: passes over the row with little arithmetic in each",
-        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices")),
-        (Clause("topk for the k largest (k << row length), not a full sort"), Clause("reuse the indices"), THREADS),
+        (_LARGEST, Clause("reuse the indices")),
+        (_LARGEST, Clause("reuse the indices"), THREADS),
     ),
     OpFamily(
         "search",
@@ -247,22 +248,30 @@ def low_intensity(name: str) -> bool:
 
 
 def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
-    """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`), each
-    once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``; a clause two share stands once.
-    Copies mostly run inside one op (:func:`enclosing_op`) are that op's: change how it is called."""
+    """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`, a sort
+    for "topk, not a full sort"), each once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
+    a clause two share stands once. Copies mostly run inside one op (:func:`enclosing_op`) are that op's."""
     knn = pairwise(table)
+    seen = [*names, *(op.name for op in table.ops)] if table is not None else names
+    sorts = any(re.search(r"(?<!search)sort", n) for n in seen)  # else topk is what it runs: never advised
     families = {name: family_of(name, knn) for name in names}
     groups = grouped((name for name in names if families[name] is not None), families.get)
     parts: list[Clause] = []
     for family, ops in groups.items():
-        first, *rest = family.cpu_action if cpu else family.action
+        first, *rest = [c for c in (family.cpu_action if cpu else family.action) if sorts or c not in (_TOPK, _LARGEST)]
         cause = (family.cpu_cause or family.cause) if cpu else family.cause
         if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
             outer = inside[0]  # its copies, not the model's casts; the model's own cats still told
             cause = f"most of their time runs inside {outer}"
             contracts = ", the dims it contracts" if family_of(outer) is not None and not low_intensity(outer) else ""
             rest = [first, *rest] if any(categorize(n) == "concat/index/gather/scatter" for n in ops) else []
-            first = Clause(f"change how {outer} is called (its operands' layout and dtype{contracts})")
+            held = {op.name.split("::")[-1]: op.input_shapes for op in table.ops if outer in dict(op.inside)}
+            changed = held.keys() & {"clone", "contiguous", "_to_copy"}  # an operand's layout or dtype made inside it
+            said = f" (its operands' layout and dtype{contracts})" if changed else ""  # else the table does not say
+            first = Clause(f"change how {outer} is called{said}")
+            if not changed and (bias := [m[1] for s in held.get("expand", ()) if (m := re.match(r"\[(\[\d+\])", s))]):
+                cause += f", a 1-D operand ({bias[0]}: a bias) expanded inside it, broadcast into its output"
+                first = Clause("no change of its operands' layout or dtype removes these copies: they are its own")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
         parts += [replace(first, text=head + first.text), *(c for c in rest if c not in parts)]

@@ -284,9 +284,7 @@ def diagnose_workload(
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             record = store.load_run(record.run_id)  # with them: context.measured (workload_context)
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += (
-                unclaimed(findings, measured, optimized) + overlapping(findings) + disagreements(measured, optimized)
-            )
+            warnings += unclaimed(findings, measured) + overlapping(findings) + disagreements(measured, optimized)
             if measuring:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -354,7 +352,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own, measured) + overlapping(findings) + measured_lines(findings, measured, rerun)
+    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 

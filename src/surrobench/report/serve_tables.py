@@ -11,7 +11,7 @@ from surrobench.execution.batcher import MAX_GAP_S
 from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
-from surrobench.report.fit import Col, columns as fit_columns, fit_table, plain_table
+from surrobench.report.fit import columns as fit_columns, fit_table, plain_table
 
 if TYPE_CHECKING:
     from surrobench.api.compare import ComparedServeRuns
@@ -110,10 +110,6 @@ _FIT = {"gen": 10, "SLO": 9, "late": 9, "compute": 8, "queue": 7, "max ms": 6, "
 _FIT |= {"P50 ms": 2}
 
 
-def _columns(names) -> list[Col]:
-    return fit_columns(names, minor=_FIT, wrap=_FIT)
-
-
 def search_rows(capacity: Capacity) -> list[list[str]]:
     """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
     p99 = ["none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}" for s in capacity.steps]
@@ -142,7 +138,8 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     """:func:`sections` as tables fitted to ``width`` (None: no limit)."""
     tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
     for title, names, rows in sections(record):
-        cols = fit_columns(names, minor=unloaded, wrap=unloaded) if names == UNLOADED_COLUMNS else _columns(names)
+        fit = unloaded if names == UNLOADED_COLUMNS else _FIT
+        cols = fit_columns(names, minor=fit, wrap=fit)
         cells = [[rich_escape(c) for c in row] for row in rows]
         tables.append(fit_table(cols, cells, width, title=rich_escape(title), caption=section_note(names) or None))
     return tables

@@ -7,7 +7,7 @@ from rich.table import Table
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
 
-from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SurrogateResult, VersusRecord
+from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, VersusRecord
 
 LEVEL_COLUMNS = ("level", "rel L2", "low", "mid", "high", "median ms", "95% CI ms", "batch ms", "front")
 SURROGATE_COLUMNS = ("surrogate", "rel L2", "median ms", "speedup @ error", "95% CI", "error ratio @ time")
@@ -47,25 +47,19 @@ def level_rows(record: VersusRecord) -> list[list[str]]:
     ]
 
 
-def _interval_text(s: SurrogateResult) -> str:
-    if s.interval.low is None:
-        return "-"
-    share = "" if s.interval.matched_fraction == 1 else f" ({s.interval.matched_fraction:.0%} matched)"
-    return f"{s.interval.low:.3g}-{s.interval.high:.3g}{share}"
-
-
 def surrogate_rows(record: VersusRecord) -> list[list[str]]:
     names = [level.name for level in record.levels]
     rows = []
     for s in record.surrogates:
         ratio = s.time_match.error_ratio
+        share = "" if s.interval.matched_fraction == 1 else f" ({s.interval.matched_fraction:.0%} matched)"
         rows.append(
             [
                 s.label,
                 _g(s.accuracy.error),
                 _g(s.timing.median_ms),
                 match_text(s.match),
-                _interval_text(s),
+                "-" if s.interval.low is None else f"{s.interval.low:.3g}-{s.interval.high:.3g}{share}",
                 _g(ratio) if ratio is not None else TIME_STATUS.get(s.time_match.status, s.time_match.status),
                 names[s.crossover_level] if s.crossover_level is not None else "none faster",
                 _g(s.one_time.once_ms),

@@ -315,7 +315,7 @@ def attach_measured(
     configs as they are, in order; severities by :func:`measured_severity`, a drifted window's
     (:attr:`MeasuredRemedy.drifted`) too: its ratio is paired within the window, its saving on the timed step
     (:func:`on_step`). An alarm or a finding naming a remedy of a config whose optimization recommends a recipe ends
-    with it (:func:`recipe_clause`).
+    with it (:func:`recipe_clause`), which then names its remedies as a clause does, after the rules' clauses.
 
     Args:
         measured: diagnose's own, ``{config label (Finding.config): its measurements}``.
@@ -325,44 +325,44 @@ def attach_measured(
     """
     measured = with_optimized(measured, optimized or {}, results or {})
     recipes = {label: clause for label, entry in (optimized or {}).items() if (clause := recipe_clause(entry))}
+    told = [
+        replace(f, action=(*f.clauses, recipes[f.config])) if f.config in recipes and (f.alarm or f.remedies) else f
+        for f in findings
+    ]
     out = []
-    for f in findings:
-        recipe = (recipes[f.config],) if f.config in recipes and (f.alarm or f.remedies) else ()
-        if f.config not in measured:
-            out.append(replace(f, action=(*f.clauses, *recipe)) if recipe else f)
-            continue
-        whose = owners([g for g in findings if g.config == f.config], measured[f.config])
-        theirs = [m for m in measured[f.config] if m.remedy in whose and whose[m.remedy] is not f]
-        got = attach_one(f, [m for m in measured[f.config] if m not in theirs], measured[f.config])
+    for f, full in zip(findings, told):  # a config measured nothing of: as it is, its recipe told
+        mine = measured.get(f.config, ())
+        same = [i for i, g in enumerate(findings) if g.config == f.config]
+        whose = owners([told[i] for i in same], mine) | owners([findings[i] for i in same], mine)  # a rule's first
+        theirs = [m for m in mine if m.remedy in whose and whose[m.remedy] not in (f, full)]
+        got = attach_one(f, [m for m in mine if m not in theirs], mine)
+        if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
+            left = [m for m in mine if m not in theirs and m not in got.measured]
+            tail = attach_one(replace(f, action=recipe, measured=()), left, mine)
+            got = replace(got, action=got.clauses + tail.clauses, measured=got.measured + tail.measured)
         clauses = tuple(
             replace(c, text=f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})")
             if c.remedies
+            and c != recipes.get(f.config)
             and not clause_measurements(c, got.measured)
             and (elsewhere := [m for m in clause_measurements(c, theirs) if m.verdict in MEASURED])
             else c
             for c in got.clauses
         )
-        out.append(measured_severity(f, replace(got, action=clauses + recipe), got.none_faster))
+        out.append(measured_severity(f, replace(got, action=clauses), got.none_faster))
     return out
 
 
-def unclaimed(
-    findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]
-) -> list[str]:
+def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[str]:
     """A line per remedy measured faster that no finding of its config was credited with (:func:`attach_measured`:
-    no clause names it moving its way, as ``threads=1`` where every finding says "use every core") and that is not
-    part of the recipe ``optimized`` (``{config label: optimize config object}``) recommends for it where a finding
-    tells that recipe (:func:`recipe_clause`): ``<config>: <measurement>: no finding's action points this way``."""
+    no clause names it moving its way, as ``threads=1`` where every finding says "use every core", nor the recipe's
+    clause): ``<config>: <measurement>: no finding's action points this way``."""
     credited = {(f.config, m.remedy) for f in findings for m in f.measured}
-    told = [f.config for f in findings if f.config in optimized and (f.alarm or f.remedies)]  # as attach_measured
-    recipes = {label: set(optimized[label]["recommended"]) for label in told}
     return [
         f"{label}: {m.text()}: no finding's action points this way"
         for label, got in measured.items()
         for m in got
-        if m.verdict == "faster"
-        and (label, m.remedy) not in credited
-        and not remedy_parts(m.remedy) <= recipes.get(label, set())
+        if m.verdict == "faster" and (label, m.remedy) not in credited
     ]
 
 
