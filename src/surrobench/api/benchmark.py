@@ -60,21 +60,18 @@ def _text(value: str | int | Iterable, parameter: str) -> str:
 
 
 def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
+    """``shapes`` read as one ladder by :func:`parse_shapes`, a full shape's dims joined with ``x``."""
     if value is None:
         return None
-    if isinstance(value, (str, int)):
-        return tuple(parse_shapes(str(value)))
-    specs = []
-    for item in value:
-        if isinstance(item, ShapeSpec):
-            specs.append(item)
-        elif isinstance(item, (tuple, list)):
-            specs.extend(parse_shapes("x".join(map(str, item))))
-        else:
-            specs.extend(parse_shapes(str(item)))
-    if not specs:
-        raise UsageError.bad("shapes", ": give at least one shape")
-    return tuple(specs)
+    if not isinstance(value, (str, int)):
+        value = [_shape_text(item) for item in value]
+    return tuple(parse_shapes(_text(value, "shapes")))
+
+
+def _shape_text(item: int | tuple[int, ...] | str | ShapeSpec) -> str:
+    if isinstance(item, ShapeSpec):
+        return item.label()
+    return "x".join(map(str, item)) if isinstance(item, (tuple, list)) else str(item)
 
 
 def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
