@@ -462,8 +462,7 @@ class ResultStore:
 
     def __exit__(self, kind, *exc) -> None:
         """An exception leaving the store marks this process's runs still ``running`` ``interrupted``
-        (:class:`~surrobench.errors.Interrupted`, a ``KeyboardInterrupt``) or ``failed``: ``abandoned`` is for a
-        process that died."""
+        (:class:`~surrobench.errors.Interrupted`, Ctrl-C) or ``failed``: ``abandoned`` is for a process that died."""
         if kind is not None and issubclass(kind, (Exception, KeyboardInterrupt)):
             state = "interrupted" if issubclass(kind, (Interrupted, KeyboardInterrupt)) else "failed"
             owner = RunOwner.current()
