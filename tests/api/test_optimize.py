@@ -15,6 +15,7 @@ from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
 from surrobench.report.optimize import off_device
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import find_optimization
+from surrobench.execution import compile_cache
 from surrobench.tune import bench, config
 from surrobench.errors import Interrupted
 from surrobench.tune.plans import measured_for, optimize_plans
@@ -282,6 +283,23 @@ def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_
     assert entry.baseline.cold_start_ms is not None and stored.latency_ms == entry.baseline.latency_ms
     assert any(n.startswith("interrupted while the baseline was set up") for n in entry.notes)
     assert any(n.startswith("the baseline as its sizing round timed it") for n in entry.notes)
+
+
+def test_ctrl_c_while_the_compile_cache_is_set_up_stores_an_interrupted_optimization(model_spec, tmp_path, monkeypatch):
+    """Ctrl-C in the seconds after the baseline run is written, while torch._inductor is imported for the shared
+    compile cache, before any config: the optimization is stored with no config, its run ``interrupted``."""
+
+    def ctrl_c(environ):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compile_cache, "inductor_cache_dir", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(Interrupted, match="0 of 1 configs optimized, stored as optimization") as cut:
+            optimize_plans(_request(model_spec, ("threads=1",)), store)
+        report = cut.value.partial
+        assert report.interrupted and report.configs == ()
+        assert store.run_state(report.baseline_run_id) == "interrupted"
+        assert find_optimization(store, report.optimize_id)["interrupted"] is True
 
 
 def test_ctrl_c_before_the_first_window_keeps_the_sizing_round_and_every_candidate_judged(

@@ -56,7 +56,8 @@ def test_diagnose_trace_refuses_workload_options(tmp_path, capsys):
     assert "--shape" in capsys.readouterr().err
 
 
-def test_duplicate_shapes_batches_models_run_once(tmp_path):
+def test_a_model_named_twice_runs_once(tmp_path):
+    """(A shape or batch given twice is exit 2: tests/cli/test_usage_errors.py.)"""
     out = tmp_path / "run.json"
     assert (
         run_cli(
@@ -65,9 +66,9 @@ def test_duplicate_shapes_batches_models_run_once(tmp_path):
                 "--model",
                 "pinn-mlp,pinn-mlp",
                 "--shape",
-                "8,8",
+                "8",
                 "--batch",
-                "1,1",
+                "1",
                 "--db",
                 str(tmp_path / "r.db"),
                 "--json",

@@ -73,3 +73,20 @@ def test_an_error_after_the_progress_started_is_still_one_line(argv, capsys, tmp
     err = capsys.readouterr().err
     assert err.splitlines() == [line for line in err.splitlines() if line.strip()]
     assert err.splitlines()[-1].startswith("surrobench: error: ")
+
+
+@pytest.mark.parametrize("flag, given", [("--shape", "64,64"), ("--batch", "1,2,1")])
+def test_a_size_given_twice_in_a_list_is_refused_saying_what_a_comma_separates(capsys, tmp_path, flag, given):
+    code = run_cli(["optimize", "--model", "pinn-mlp", flag, given, "--device", "cpu", "--db", str(tmp_path / "r.db")])
+    assert code == EXIT_USAGE and not (tmp_path / "r.db").exists()
+    err = capsys.readouterr().err
+    assert err.startswith(f"surrobench: error: {flag} '{given}': ") and err.count("\n") == 1
+    assert "given twice (a comma separates" in err and ("1x3x64x64" in err) == (flag == "--shape")
+
+
+def test_the_library_reads_a_list_of_shapes_as_one_ladder():
+    import surrobench
+
+    with pytest.raises(UsageError, match="8 is given twice") as info:
+        surrobench.optimize("pinn-mlp", shapes=[8, (8,)], device="cpu")
+    assert info.value.parameter == "shapes"

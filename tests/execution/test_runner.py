@@ -226,9 +226,11 @@ def test_recipe_settings_that_changed_nothing_are_named():
     assert grid.label() not in warnings[0] and "default torch.compile" in warnings[1]
 
 
-def test_a_model_without_points_has_no_points_per_second(tmp_path):
-    """A user model whose inputs hook declares no layout: points/s is None in the record (``-`` in the table),
-    not a copy of samples/s; rounds merge it as None too."""
+@pytest.mark.parametrize("hook_input", ["torch.randn(batch, 4)", "torch.randn(batch, shape, 4)"])
+def test_a_model_without_points_has_no_points_per_second(tmp_path, hook_input):
+    """A user model with an inputs hook, a feature vector or a point cloud (B, N, C): its layout is its own, so
+    points/s is None in the record (``-`` in the table: docs/run.md), not a copy of samples/s nor a guess at N;
+    rounds merge it as None too."""
     from surrobench.execution.runner import merge_rounds
     from surrobench.report.cells import result_cells
     from surrobench.workload.loader import resolve_model
@@ -236,7 +238,7 @@ def test_a_model_without_points_has_no_points_per_second(tmp_path):
     path = tmp_path / "vec.py"
     path.write_text(
         "import torch\n\ndef build():\n    return torch.nn.Linear(4, 2)\n\n"
-        "def example_inputs(batch, shape):\n    return torch.randn(batch, 4)\n"
+        f"def example_inputs(batch, shape):\n    return {hook_input}\n"
     )
     spec = f"{path}:build"
     cfg = ExecConfig(spec, ShapeSpec(size=4), 2, "fp32", "cpu", "eager", 1, 3, False, 0, 1)

@@ -135,7 +135,14 @@ def test_a_running_run_whose_process_is_gone_is_listed_abandoned(tmp_path):
     assert states == {"live": "running", "gone": "abandoned", "reus": "abandoned", "else": "running"}
 
 
-@pytest.mark.parametrize("error, state", [(RuntimeError("planted"), "failed"), (Interrupted("planted"), "interrupted")])
+@pytest.mark.parametrize(
+    "error, state",
+    [
+        (RuntimeError("planted"), "failed"),
+        (Interrupted("planted"), "interrupted"),
+        (KeyboardInterrupt(), "interrupted"),
+    ],
+)
 def test_an_error_leaving_the_store_marks_this_process_s_running_runs(tmp_path, error, state):
     db = tmp_path / "r.db"
     with pytest.raises(type(error)), ResultStore(db) as store:

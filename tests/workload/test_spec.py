@@ -18,6 +18,16 @@ def test_malformed_shapes(text):
         parse_shapes(text)
 
 
+@pytest.mark.parametrize(
+    "parse, text, twice",
+    [(parse_shapes, "64,64", "64"), (parse_shapes, "1x3x8x8, 1X3X8X8", "1x3x8x8"), (parse_batches, "1,2,01", "1")],
+)
+def test_a_list_with_an_entry_given_twice_is_refused(parse, text, twice):
+    with pytest.raises(UsageError, match=f": {twice} is given twice") as raised:
+        parse(text)
+    assert raised.value.parameter == ("shapes" if parse is parse_shapes else "batches")
+
+
 def test_batches():
     assert parse_batches("1,2,4,8") == [1, 2, 4, 8]
     for bad in [str(2**63), "", "0", "1,,2", "one", "-1"]:

@@ -46,35 +46,23 @@ ModelArg = str | Iterable[str] | nn.Module | Callable[[], nn.Module]
 
 
 def _text(value: str | int | Iterable, parameter: str) -> str:
-    """A list option as its comma-separated text (the vocabulary parsers read words).
+    """A list option as its comma-separated text, as the parsers read it (a full shape's dims joined with ``x``).
 
     Raises:
         UsageError: an empty list, naming ``parameter``.
     """
     if isinstance(value, (str, int)):
         return str(value)
-    items = [str(v) for v in value]
+    items = [_item_text(v) for v in value]
     if not items:
         raise UsageError.bad(parameter, ": give at least one value")
     return ",".join(items)
 
 
-def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, int)):
-        return tuple(parse_shapes(str(value)))
-    specs = []
-    for item in value:
-        if isinstance(item, ShapeSpec):
-            specs.append(item)
-        elif isinstance(item, (tuple, list)):
-            specs.extend(parse_shapes("x".join(map(str, item))))
-        else:
-            specs.extend(parse_shapes(str(item)))
-    if not specs:
-        raise UsageError.bad("shapes", ": give at least one shape")
-    return tuple(specs)
+def _item_text(item: int | tuple[int, ...] | str | ShapeSpec) -> str:
+    if isinstance(item, ShapeSpec):
+        return item.label()
+    return "x".join(map(str, item)) if isinstance(item, (tuple, list)) else str(item)
 
 
 def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
@@ -160,7 +148,7 @@ def sweep_request(
         raise UsageError.bad("model", ": give at least one model (see `surrobench models`)")
     request = SweepRequest(
         models=models,
-        shapes=_shapes(shapes),
+        shapes=None if shapes is None else tuple(parse_shapes(_text(shapes, "shapes"))),
         batches=tuple(parse_batches(_text(batches, "batches"))),
         precisions=tuple(parse_precisions(_text(precisions, "precisions"))),
         modes=mode_list,

@@ -91,10 +91,9 @@ def optimize(
         processes = 0 if by_object else DEFAULT_PROCESS_PAIRS
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_bools(thorough=thorough)
-    if model is not None and verify:
-        named_model(model, "optimize with verify")
-    if model is not None and processes:
-        named_model(model, "optimize with processes")
+    for name, pairs in (("verify", verify), ("processes", processes)):  # fresh processes rebuild the model by name
+        if model is not None and pairs:
+            named_model(model, f"optimize with {name}")
     plans = (sweep_plan(model, caller=optimize, **sweep),) if model is not None else ()
     with open_store(DEFAULT_DB if run is not None and db is None else db) as store:
         if run is not None:

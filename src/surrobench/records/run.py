@@ -131,7 +131,8 @@ class ConfigResult:
         latency_ms: host wall clock around a synchronized call, ms; None unless status is ``ok`` or the
             failure came after timing (a non-finite output).
         device_ms: CUDA-event time of the same iterations, ms; None on CPU.
-        samples_per_s, points_per_s: throughput at the median latency.
+        samples_per_s, points_per_s: throughput at the median latency; ``points_per_s`` None where the points per
+            sample are not known (an ``example_inputs`` hook, a default input of rank 2 or less: docs/run.md).
         peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included); on CPU the peak
             resident-set growth of its warm-up and timed calls (one-time caches, the inputs and weights outside).
         top_op: ``{"name", "share"}`` once profiled (share of device time, a fraction).

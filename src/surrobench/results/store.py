@@ -462,9 +462,10 @@ class ResultStore:
 
     def __exit__(self, kind, *exc) -> None:
         """An exception leaving the store marks this process's runs still ``running`` ``interrupted``
-        (:class:`~surrobench.errors.Interrupted`) or ``failed``: ``abandoned`` is for a process that died."""
-        if kind is not None and issubclass(kind, Exception):
-            state, owner = "interrupted" if issubclass(kind, Interrupted) else "failed", RunOwner.current()
+        (:class:`~surrobench.errors.Interrupted`, Ctrl-C) or ``failed``: ``abandoned`` is for a process that died."""
+        if kind is not None and issubclass(kind, (Exception, KeyboardInterrupt)):
+            state = "interrupted" if issubclass(kind, (Interrupted, KeyboardInterrupt)) else "failed"
+            owner = RunOwner.current()
             with suppress(StoreWriteError), self._writing():
                 self.conn.execute(
                     "UPDATE runs SET state = ? WHERE state = 'running' AND pid = ? AND host = ?"

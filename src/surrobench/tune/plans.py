@@ -90,8 +90,8 @@ def optimize_plans(
                 recipe_stored = True
             store.add_result(recipe_run.run_id, entry.recipe_result)
 
-    with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
-        try:
+    try:
+        with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
             for cfg in configs:
                 inputs = planned_inputs(cfg, surrogates[cfg.model])
                 on_config(config_result(cfg, inputs, "ok", error=None).label())
@@ -114,14 +114,14 @@ def optimize_plans(
                     except Interrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
                         entries[-1] = replace(entry, fresh=cut.partial)
                         raise KeyboardInterrupt from None
-        except (KeyboardInterrupt, Interrupted) as exc:
-            if getattr(exc, "partial", None) is not None:  # the config whose search was cut short
-                keep(exc.partial)
-            cut = report(entries, True)
-            _store(store, cut)
-            raise _interrupted(cut, len(configs)) from None
-        except StoreWriteError as exc:
-            raise _unsaved(store, report(entries, True), exc) from None
+    except (KeyboardInterrupt, Interrupted) as exc:
+        if getattr(exc, "partial", None) is not None:  # the config whose search was cut short
+            keep(exc.partial)
+        cut = report(entries, True)
+        _store(store, cut)
+        raise _interrupted(cut, len(configs)) from None
+    except StoreWriteError as exc:
+        raise _unsaved(store, report(entries, True), exc) from None
     done = report(entries, False)
     try:
         _store(store, done)

@@ -51,11 +51,20 @@ def _positive_int(token: str, parameter: str, whole: str) -> int:
     return value
 
 
+def _distinct(values: list, parameter: str, whole: str, why: str) -> list:
+    """``values`` as parsed from ``whole``. Raises UsageError naming the first one given twice, and ``why``."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        shown = twice.label() if isinstance(twice, ShapeSpec) else twice
+        raise UsageError.bad(parameter, f"{whole!r}: {shown} is given twice ({why})")
+    return values
+
+
 def parse_shapes(text: str) -> list[ShapeSpec]:
-    """Parse ``"128,256"`` or ``"1x3x128x128,1x3x256x256"`` (duplicates dropped, order kept).
+    """Parse ``"128,256"`` or ``"1x3x128x128,1x3x256x256"``, order kept.
 
     Raises:
-        UsageError: empty entries, non-integers, dimensions <= 0 or beyond :data:`MAX_DIM`.
+        UsageError: empty entries, non-integers, dimensions <= 0 or beyond :data:`MAX_DIM`, a shape given twice.
     """
     specs = []
     for token in _split(text, "shapes"):
@@ -68,13 +77,15 @@ def parse_shapes(text: str) -> list[ShapeSpec]:
             specs.append(ShapeSpec(full=dims))
         else:
             specs.append(ShapeSpec(size=_positive_int(token, "shapes", text)))
-    return list(dict.fromkeys(specs))
+    hint = "a bare size N is the model's layout at N ((B,3,N,N) for a grid); a full shape is batch first: 1x3x64x64"
+    return _distinct(specs, "shapes", text, f"a comma separates the ladder's shapes; {hint}")
 
 
 def parse_batches(text: str) -> list[int]:
-    """Parse ``--batch``: ``"1,2,4,8"`` (duplicates dropped, order kept). Raises UsageError for non-positive
-    or non-integer entries and entries beyond :data:`MAX_DIM`."""
-    return list(dict.fromkeys(_positive_int(t, "batches", text) for t in _split(text, "batches")))
+    """Parse ``--batch``: ``"1,2,4,8"``, order kept. Raises UsageError for non-positive or non-integer entries,
+    entries beyond :data:`MAX_DIM` and one given twice."""
+    batches = [_positive_int(t, "batches", text) for t in _split(text, "batches")]
+    return _distinct(batches, "batches", text, "a comma separates the batch sizes")
 
 
 def parse_devices(text: str) -> list[int]:
@@ -84,9 +95,7 @@ def parse_devices(text: str) -> list[int]:
         if not token.isdigit():
             raise UsageError.bad("devices", f"{text!r}: {token!r} is not a GPU index (0, 1, ...)")
         devices.append(int(token))
-    if len(set(devices)) != len(devices):
-        raise UsageError.bad("devices", f"{text!r}: an index is repeated (one process per GPU)")
-    return devices
+    return _distinct(devices, "devices", text, "one process per GPU")
 
 
 def _parse_choice(text: str, parameter: str, allowed: tuple[str, ...]) -> list[str]:
