@@ -294,7 +294,7 @@ def test_ctrl_c_while_the_compile_cache_is_set_up_stores_an_interrupted_optimiza
 
     monkeypatch.setattr(compile_cache, "inductor_cache_dir", ctrl_c)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(Interrupted, match="0 of 1 configs optimized, stored as optimization") as cut:
+        with pytest.raises(Interrupted) as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
         report = cut.value.partial
         assert report.interrupted and report.configs == ()

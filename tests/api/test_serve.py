@@ -205,7 +205,30 @@ def test_a_searched_capacity_is_the_rate_its_passing_load_offered(tmp_path):
         begin_serve(store, record, None)
         save_serve(store, record)
         row = store.conn.execute("SELECT capacity_rps, failing_rps FROM serve_runs").fetchone()
-    assert tuple(row) == best.capacity_offered_rps()
+    assert tuple(row) == (c.capacity_rps, c.failing_rps)  # the columns keep the asked rates they always held
+
+
+def test_a_passing_load_that_offered_more_than_the_failing_one_is_noise_not_a_higher_capacity():
+    """A review's case: the passing load offered 267.1 rps, the failing one 265.0 (two Poisson samples); against a
+    capacity offered at 272.0 that is 1.018x, under the rule's 2%. The inverted bracket is put in order and counts as
+    widened by noise: compare says inconclusive, not higher."""
+    from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult
+    from surrobench.results.serve_store import judge_capacities
+
+    def load(asked, offered, p99, ok):
+        pcs = tuple(Percentile(q, p99, (p99 * 0.98, p99 * 1.02), 10) for q in (0.5, 0.9, 0.95, 0.99))
+        return LoadPoint(
+            "poisson", asked, None, offered, offered, 1000, 10, 0, 0, pcs, p99, p99, *[None] * 5, 0.0, 0.0, passed=ok
+        )
+
+    def result(passing, failing):
+        points = (load(*passing, 4.0, True), load(*failing, 6.0, False))
+        return PolicyResult(ServePolicy(1, 0.0), points, Capacity(5.0, passing[0], failing[0], ()))
+
+    inverted, higher = result((260.1, 267.1), (266.6, 265.0)), result((270.0, 272.0), (290.0, 291.0))
+    assert inverted.noise_bracket(5.0) == (265.0, 267.1) and inverted.capacity_unresolved() is not None
+    noise, verdict = judge_capacities(inverted, higher, 5.0)[1:]
+    assert verdict == "inconclusive" and "base" in noise
 
 
 def test_capacities_within_their_loads_noise_are_inconclusive():

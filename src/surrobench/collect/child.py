@@ -203,7 +203,7 @@ def run_config(
         with phase_range("data_prep", cfg.device):
             step, input_sets = stack.enter_context(config_step(cfg, prepared))
         time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
-        warm_up(step, 0 if profiler == "torch" else cfg.warmup, cfg.device)
+        warm_up(step, 0 if profiler == "torch" and cfg.device == "cpu" else cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
         if profiler == "ncu":
             if cfg.device != "cuda":

@@ -115,7 +115,8 @@ def profile_steps(
 ) -> Capture:
     """``step(i)`` for ``plan.total`` steps under torch.profiler's schedule (each active step a ``ProfilerStep#N``
     range; fewer active steps, not under :data:`MIN_ACTIVE`, where they would record over :data:`STEP_EVENT_BUDGET`
-    events each, counted on one more step first: a warning says so), driving ``torch.autograd.profiler.profile``
+    events each, counted on one more step first, its host events only (no second CUPTI session, which can
+    lose kernels: pytorch/pytorch#175790): a warning says so), driving ``torch.autograd.profiler.profile``
     directly: no ``torch._inductor`` import (1.1 CPU s, docs/benchmarks/profile-cost.md). ``step`` leaves the device
     idle on return (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
     (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``: why no
@@ -143,7 +144,7 @@ def profile_steps(
         timed(i)
     asked, per_step = plan.active, None
     if asked > MIN_ACTIVE:  # the budget's probe: one more step's events, shapes off (they add none)
-        with profile(use_device=prof.use_device, profile_memory=True, use_kineto=True) as probe:
+        with profile(use_device=None, profile_memory=True, use_kineto=True) as probe:  # host only: no second CUPTI
             step(0)
         per_step = max(len(probe.kineto_results.events()), 1)
         plan = replace(plan, active=min(asked, max(MIN_ACTIVE, asked * STEP_EVENT_BUDGET // per_step)))

@@ -207,18 +207,18 @@ class Capacity(schemas.Plain):
     search_s: float | None = None
 
     @property
-    def measured_rps(self) -> float:
+    def searched_rps(self) -> float:
         """The searched capacity a prediction (a rate asked of the simulation) is judged against: the middle of the
         asked bracket (its lower end when the bracket is open)."""
         return (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
 
     @property
     def prediction_error(self) -> float | None:
-        """(predicted - measured) / measured, against :attr:`measured_rps`; None without a prediction or a measured
+        """(predicted - measured) / measured, against :attr:`searched_rps`; None without a prediction or a measured
         capacity."""
         if self.predicted_rps is None or self.capacity_rps <= 0:
             return None
-        return (self.predicted_rps - self.measured_rps) / self.measured_rps
+        return (self.predicted_rps - self.searched_rps) / self.searched_rps
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,8 @@ class PolicyResult(schemas.Plain):
         lo, hi = self.capacity_offered_rps()
         why = ["the passing load offered no less than the failing one"] if hi is not None and hi <= lo else []
         ends = (p for p in self.points if p.target_rps in (c.capacity_rps, c.failing_rps))
-        why += [f"the P99's 95% interval at {p.load()} holds the target" for p in ends if p.p99_holds(c.target_p99_ms)]
+        held = [p for p in ends if p.p99_holds(c.target_p99_ms)]
+        why += [f"the P99's 95% interval at {rate_text(p.offered_rps)} offered holds the target" for p in held]
         return "; ".join(why) or None
 
     def bracket(self) -> tuple[float, float | None] | None:
@@ -314,11 +315,12 @@ class PolicyResult(schemas.Plain):
         """:meth:`capacity_offered_rps` widened by the loads' noise: each end moves outward over the loads of its
         verdict (passing below, failing above) to the first whose P99 interval does not hold the target, at its rate
         (:meth:`LoadPoint.p99_holds`); where none does, to the farthest of them, or to 0 below (open above) when one
-        had no bound on the side that judges it (too few requests: a pass without an upper bound supports nothing)."""
+        had no bound on the side that judges it (too few requests: a pass without an upper bound supports nothing);
+        ends in order where the passing load offered more than the failing one (:meth:`capacity_unresolved`)."""
 
         def outward(points: list[LoadPoint], side: int, end: float | None, unknown: float | None) -> float | None:
             if not points or points[0].target_rps != end:  # the end's own load not measured: as searched
-                return end
+                return self.offered(end)
             firm = next((p.offered_rps for p in points if not p.p99_holds(target_p99_ms)), None)
             bare = any(p.percentile(0.99).ci95_ms[side] is None for p in points)
             return firm if firm is not None else unknown if bare else points[-1].offered_rps
@@ -327,7 +329,7 @@ class PolicyResult(schemas.Plain):
         rated = sorted((p for p in self.points if p.target_rps), key=lambda p: p.target_rps)
         lo = outward([p for p in reversed(rated) if p.passed and p.target_rps <= lo], 1, lo, 0.0)
         hi = hi if hi is None else outward([p for p in rated if p.passed is False and p.target_rps >= hi], 0, hi, None)
-        return lo, hi
+        return (lo, hi) if hi is None or hi >= lo else (hi, lo)  # the passing load offered more: within the noise
 
 
 @dataclass(frozen=True)
@@ -441,7 +443,7 @@ class CapacityOptimization(schemas.Plain):
         top: the candidate ranked first by prediction (accurate, and faster by the paired rule where it is
             not the baseline); verified under load.
         baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
-            best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
+            best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets, rates offered (asked before 2026-12-07).
         verdict: the top against the baseline by :func:`surrobench.results.serve_store.judge_capacities`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;

@@ -100,7 +100,7 @@ def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``, :func:`_measured`)."""
     measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
     gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if measured else "")
-    evidence = ["\n".join(e.text for e in f.evidence if (e.source in PROFILER_SIDE) is side) for side in (True, False)]
+    evidence = ["\n".join(e.text for e in f.evidence if (e.source in PROFILER_SIDE) == side) for side in (True, False)]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
 

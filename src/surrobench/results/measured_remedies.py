@@ -334,7 +334,7 @@ def attach_measured(
         mine = measured.get(f.config, ())
         same = [i for i, g in enumerate(findings) if g.config == f.config]
         whose = owners([told[i] for i in same], mine) | owners([findings[i] for i in same], mine)  # a rule's first
-        theirs = [m for m in mine if m.remedy in whose and whose[m.remedy] not in (f, full)]
+        theirs = [m for m in mine if m.remedy in whose and all(whose[m.remedy] is not g for g in (f, full))]
         got = attach_one(f, [m for m in mine if m not in theirs], mine)
         if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
             left = [m for m in mine if m not in theirs and m not in got.measured]

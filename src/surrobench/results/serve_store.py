@@ -35,7 +35,7 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 
 def _write(store: ResultStore, record: ServeRecord) -> None:
     row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
-    row += best.capacity_offered_rps() if (best := record.best()) else (None, None)
+    row += (best.capacity.capacity_rps, best.capacity.failing_rps) if (best := record.best()) else (None, None)  # asked
     with store._writing():
         store.conn.execute(
             "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, json.dumps(record.to_json()))
