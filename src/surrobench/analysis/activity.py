@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrobench.collect.op_events import GRAPH_LAUNCH_CALLS as GRAPH_LAUNCH_CALLS
 from surrobench.trace.model import MISSING, HostMemory, Timeline
 
 KERNEL, MEMCPY, MEMSET = 0, 1, 2
@@ -23,7 +24,6 @@ SYNC_CALLS = frozenset(
     " cudaMemcpyFromSymbol cudaMemcpyToSymbol cuCtxSynchronize cuStreamSynchronize cuEventSynchronize cuMemcpyDtoH"
     " cuMemcpyHtoD cuMemcpy".split()
 )
-GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 STREAM_WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
 _NCCL = re.compile(r"nccl", re.IGNORECASE)
 _KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above

@@ -162,11 +162,7 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if sys is None or not step:
         return None
     cpu = ev.result.device == "cpu" if ev.result is not None else ev.on_cpu()
-    hot = [
-        (_outside_model(h) if cpu else h.self_share if h.self_share is not None else h.share, h)
-        for h in sys.hotspots
-        if not _FRAMEWORK.search(h.function)
-    ]
+    hot = [(_host_share(h, cpu), h) for h in sys.hotspots if not _FRAMEWORK.search(h.function)]
     if not hot:
         return None
     share, spot = max(hot, key=lambda x: x[0])
@@ -182,10 +178,11 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     return Finding("cpu_preprocess", severity, summary, tuple(evidence), action, share * step, ev.label)
 
 
-def _outside_model(h) -> float:
-    """Share of host samples in which ``h`` runs outside the model's forward; the whole share when unknown."""
+def _host_share(h, cpu: bool) -> float:
+    """Share of host samples in which ``h`` runs at the top of the stack (on the stack when unknown); on a ``cpu``
+    device, only outside the model's forward (the whole share when that is unknown)."""
     share = h.self_share if h.self_share is not None else h.share
-    if h.model_share is None or h.share <= 0:
+    if not cpu or h.model_share is None or h.share <= 0:
         return share
     return share * max(1.0 - h.model_share / h.share, 0.0)
 

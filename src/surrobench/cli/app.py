@@ -53,7 +53,6 @@ class _CheckedApp(typer.Typer):
 app = _CheckedApp(
     cls=_OrderedGroup,
     name="surrobench",
-    help="Benchmark, profile and diagnose the inference of physics surrogate models.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

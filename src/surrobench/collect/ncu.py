@@ -29,7 +29,7 @@ from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
 from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, measured_count, replay_depth, replayed_count
-from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
+from surrobench.collect.ncu_parse import METRICS, error_line, ncu_problem, parse_raw_csv
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
 from surrobench.records.kernels import KernelTable
@@ -45,29 +45,6 @@ NCU_TIMEOUT_S = 900
 #: Launches measured without a name filter when the filter matched none (ncu's ``function`` base spells a name
 #: otherwise than :func:`function_name`); ~18 passes each.
 FALLBACK_LAUNCHES = 3 * MAX_KERNELS
-#: The metrics asked for; each was offered by ncu 2025.3.1 on the H200 (``ncu --query-metrics``,
-#: tests/fixtures/ncu). The ``launch__*`` statistics come with every raw page.
-METRICS = (
-    "gpu__time_duration.sum",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__inst_executed_pipe_tensor_op_hmma.sum",
-    "sm__inst_executed_pipe_tensor_op_gmma.sum",
-    *(
-        f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
-        for op in "ffma fadd fmul dfma dadd dmul hfma hadd hmul".split()
-    ),
-    *(f"sm__ops_path_tensor_src_{src}.sum" for src in "bf16_dst_fp32 fp16 tf32_dst_fp32 fp64 fp8 int8 int1".split()),
-)
 _CANDIDATES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 
 

@@ -54,6 +54,16 @@ _SASS_FLOPS = {
     "fp16_flops": {"hfma": 2, "hadd": 1, "hmul": 1},
 }
 _SASS = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
+_TENSOR = "sm__ops_path_tensor_src_{}.sum"
+#: What every raw page carries unasked (tests/fixtures/ncu): launch statistics, replay passes, theoretical occupancy.
+_UNASKED = ("launch__", "profiler__", "sm__maximum_warps")
+#: The metrics asked for: each one read but those a raw page carries unasked; each was offered by ncu 2025.3.1 on the
+#: H200 (``ncu --query-metrics``, tests/fixtures/ncu).
+METRICS = (
+    *(name for name in (*_METRICS.values(), *_PCT.values()) if not name.startswith(_UNASKED)),
+    *(_SASS.format(op) for weights in _SASS_FLOPS.values() for op in weights),
+    *(_TENSOR.format(src) for src in TENSOR_SOURCES),
+)
 _LIMITERS = ("registers", "shared_mem", "warps", "blocks", "barriers")
 _MESSAGE = re.compile(r"^==(PROF|WARNING|ERROR)==")
 
@@ -108,7 +118,7 @@ def _launch(row: list[str], col: dict[str, int]) -> KernelCounters:
     values["shared_mem_per_block_bytes"] = None if all(s is None for s in shared) else int(sum(s or 0 for s in shared))
     limits = {k: v for k in _LIMITERS if (v := metric(f"launch__occupancy_limit_{k}")) is not None}
     values["occupancy_limiter"] = min(limits, key=limits.get) if limits else None
-    tensor = {src: metric(f"sm__ops_path_tensor_src_{src}.sum") for src in TENSOR_SOURCES}
+    tensor = {src: metric(_TENSOR.format(src)) for src in TENSOR_SOURCES}
     values["tensor_ops"] = {k: v for k, v in tensor.items() if v}
     return KernelCounters(launch=int(_number(row[col["ID"]]) or 0), name=row[col["Kernel Name"]], **values)
 

@@ -17,7 +17,7 @@ from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpT
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
 _ANNOTATION_NAME = re.compile(r"^ProfilerStep(?:#\d+|\*)$|^surrobench::")
 #: Runtime calls that replay a captured CUDA graph: kernels no op launched are graph nodes when one was made.
-_GRAPH_LAUNCHES = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 
 
 def _is_device_event(event) -> bool:
@@ -72,7 +72,7 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
     claimed, claimed_calls, region_us, graphs = Counter(), Counter(), Counter(), False
     top: dict[int, str | None] = {}
     for e in events:
-        graphs = graphs or e.name in _GRAPH_LAUNCHES
+        graphs = graphs or e.name in GRAPH_LAUNCH_CALLS
         if not _is_device_event(e) and COMPILED_REGION.match(e.name):
             region_us.update({k.name: k.duration for k in e.kernels})
         if _is_device_event(e) or e.name in annotations or e.is_async:

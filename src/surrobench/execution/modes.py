@@ -31,15 +31,6 @@ def eager_step(model: nn.Module, input_sets: list[Inputs], precision: str, devic
     return step
 
 
-def compile_step(
-    model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
-) -> Step:
-    """``torch.compile`` (static shapes, ``mode=compile_mode``), Dynamo reset first: otherwise the recompile limit
-    is hit across a sweep and later configs fall back to eager silently."""
-    torch._dynamo.reset()
-    return eager_step(torch.compile(model, dynamic=False, mode=compile_mode), input_sets, precision, device)
-
-
 def compile_worker_threads() -> set[threading.Thread]:
     """The threads of TorchInductor's worker pools (``AsyncCompile.pool()``, ``torch/_inductor/async_compile.py``;
     ``PrecompileThreadPool``, ``torch/_inductor/autotune_process.py``): torch.compile's, not the model's."""
@@ -109,5 +100,8 @@ def build_step(
     """The ``mode``'s ``step(i)`` (``eager``, ``compile``, ``cudagraph``); ``compile_mode`` reaches
     ``torch.compile`` only."""
     if mode == "compile":
-        return compile_step(model, input_sets, precision, device, compile_mode)
+        # Static shapes; Dynamo reset first: otherwise the recompile limit is hit across a sweep and later configs
+        # fall back to eager silently.
+        torch._dynamo.reset()
+        return eager_step(torch.compile(model, dynamic=False, mode=compile_mode), input_sets, precision, device)
     return {"eager": eager_step, "cudagraph": cudagraph_step}[mode](model, input_sets, precision, device)

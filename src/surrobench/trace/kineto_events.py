@@ -156,15 +156,14 @@ class EventConverter:
         cols["tid"] = self._ints(rows("tid"))
         return cols
 
-    def _api_calls(self, rows: Callable[[str], list]) -> dict:
-        cols = self._host(rows)
-        cols["correlation"] = self._ints(rows("correlation"))
-        cols["external_id"] = self._ints(rows("external_id"))
-        return cols
-
     def _cpu_ops(self, rows: Callable[[str], list]) -> dict:
         cols = self._host(rows)
         cols["external_id"] = self._ints(rows("external_id"))
+        return cols
+
+    def _api_calls(self, rows: Callable[[str], list]) -> dict:
+        cols = self._cpu_ops(rows)
+        cols["correlation"] = self._ints(rows("correlation"))
         return cols
 
     _ranges = _host
