@@ -398,6 +398,7 @@ def test_a_finding_ending_with_optimizes_recipe_names_that_optimization_and_take
         (f,) = d.findings
         (m,) = f.measured
         assert f.clauses[-1].remedies == ("bf16",) and (m.remedy, m.cited, m.speedup) == ("bf16", "o7", 1.44)
+        assert f.clauses[-1].text.count("in optimization o7") == 1  # the recipe's measurement said once, not twice
         assert f.gain_kind == "measured" and f.gain_ms == pytest.approx(
             d.run.results[0].latency_ms.median * (1 - 1 / 1.44)
         )
@@ -422,3 +423,24 @@ def test_a_cited_recipe_candidate_carries_the_speedup_its_confirmation_pooled(tm
         assert (m.remedy, m.cited, m.verdict, m.speedup, m.ci95) == ("compile", "o7", "faster", 3.96, (3.06, 7.69))
         step = d.run.results[0].latency_ms.median
         assert f.gain_ms == pytest.approx(step * (1 - 1 / 3.96))
+
+
+def test_the_cited_line_names_no_remedy_that_could_not_be_tried(tmp_path, monkeypatch):
+    """A fresh-user trial's filter network: "cited from optimization ...: compile, threads=1, threads=2", where
+    threads=1 was infeasible (the baseline ran one thread already). The line names the remedies cited that were
+    tried; the infeasible one stays in the finding's measurements."""
+
+    def planted(evidence, results, **kw):
+        clauses = (Clause("fuse", ("compile",)), Clause("fewer threads", ("threads",)))
+        return [Finding("memory_bound", "low", "planted", (), clauses, 0.5, ev.label) for ev in evidence]
+
+    monkeypatch.setattr(api_diagnose, "diagnose_run", planted)
+    faster = {"median": 1.3, "ci95": [1.2, 1.4], "noise_floor": 0.02}
+    compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": faster, "baseline_ms": 4.0}
+    one = {"name": "threads=1", "verdict": "infeasible", "reason": "the baseline runs 1 thread"}
+    _stored(monkeypatch, {"candidates": [compile_, one], "recommended": []})
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    (f,) = d.findings
+    assert {m.remedy: m.verdict for m in f.measured} == {"compile": "faster", "threads=1": "infeasible"}
+    (line,) = [w for w in d.warnings if w.startswith(f"{f.config}: cited from optimization o7")]
+    assert line.endswith(": compile")

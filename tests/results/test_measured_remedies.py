@@ -369,7 +369,7 @@ def test_each_remedy_is_cited_from_the_newest_optimization_that_judged_it_conclu
     assert entry["recommended"] == ["cudagraph"]
     out = _cited(Clause("fuse: torch.compile", ("compile",)), entry=entry)
     assert out.clauses[0].remedies == ("compile",) and [m.cited for m in out.measured] == ["o7", "o9"]  # advised
-    assert out.clauses[-1].text.startswith("measured recipe: cudagraph in optimization o9 (cudagraph: measured")
+    assert out.clauses[-1].text.startswith("optimize's recipe (cudagraph: measured")  # its measurement said once
 
 
 def test_a_remedy_only_the_recipe_clause_names_is_cited_where_diagnose_did_not_measure_it():

@@ -185,7 +185,7 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
     that no finding names, its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run
     it`` line (:func:`~surrobench.results.optimize.started_as`)."""
     cited: dict[tuple, list[str]] = {}
-    for f, m in ((f, m) for f in findings for m in f.measured if m.cited):
+    for f, m in ((f, m) for f in findings for m in f.measured if m.cited and m.verdict != "infeasible"):
         cited.setdefault((f.config, m.cited), []).append(m.remedy)
     for f, e in ((f, e) for f in findings if (e := measured.get(f.config)) and recipe_clause(e) in f.clauses):
         cited.setdefault((f.config, e.get("optimize_id")), []).append("recipe " + "+".join(e["recommended"]))
@@ -338,7 +338,10 @@ def attach_measured(
         got = attach_one(f, [m for m in mine if m not in theirs], mine)
         if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
             left = [m for m in mine if m not in theirs and m not in got.measured]
-            tail = attach_one(replace(f, action=recipe, measured=()), left, mine)
+            (clause,) = recipe
+            if any(m.cited and m.remedy_ids == frozenset(clause.remedies) for m in clause_measurements(clause, left)):
+                clause = replace(clause, text="optimize's recipe")  # the recipe's own measurement says the rest
+            tail = attach_one(replace(f, action=(clause,), measured=()), left, mine)
             got = replace(got, action=got.clauses + tail.clauses, measured=got.measured + tail.measured)
         clauses = tuple(
             replace(c, text=f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})")
