@@ -534,11 +534,11 @@ def test_too_few_requests_counts_completions_not_arrivals():
     assert point.requests == 50 and point.completed == 25 and point.slo_attainment == pytest.approx(0.5)
     # half dropped: the P99 falls among them (unbounded, a lower bound), which the drop's note says
     assert point.percentile(0.99).lower_bound and point.passed is False
-    assert any(n.startswith("50 rps: 25 requests dropped") for n in load_warnings(point))
+    assert any(n.startswith("50 rps asked: 25 requests dropped") for n in load_warnings(point))
     done = arrivals + 0.001
     whole = ServeTrace(arrivals, arrivals.copy(), done, [1] * 50, list(arrivals), list(done), [0.001] * 50)
     few = load_point(whole, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=50.0)
-    assert any(n.startswith("50 rps: 50 requests completed, too few") for n in load_warnings(few))
+    assert any(n.startswith("50 rps asked: 50 requests completed, too few") for n in load_warnings(few))
 
 
 def _closed_port() -> int:

@@ -750,7 +750,7 @@ def test_a_load_without_a_search_reads_as_what_it_achieved_not_as_a_capacity():
     del doc["find_max"]  # written before it: unknown, and a run cut short keeps its old reading
     assert serve_from_json(doc).find_max is None
     line = best_line(record)
-    assert line.startswith("one load of 200 rps, no capacity searched") and "capacity in" not in line
+    assert line.startswith("one load of 200 rps asked, no capacity searched") and "capacity in" not in line
     no_target = replace(
         record, target_p99_ms=None, policies=(replace(result, points=(replace(point, slo_attainment=None),)),)
     )

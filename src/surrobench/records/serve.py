@@ -162,9 +162,10 @@ class LoadPoint(schemas.Plain):
         return (lo or 0.0) <= target_ms <= (hi if hi is not None else math.inf)
 
     def load(self) -> str:
-        """The load offered, in prose: the asked rate (``20 rps``), ``concurrency 4``, or ``the replay``."""
+        """The load, in prose: its asked rate (``20 rps asked``: what it offered is ``offered_rps``), ``concurrency 4``,
+        or ``the replay``."""
         name = f"concurrency {self.concurrency}" if self.concurrency else "the replay"
-        return rate_text(self.target_rps) if self.target_rps else name
+        return f"{rate_text(self.target_rps)} asked" if self.target_rps else name
 
     @property
     def goodput_rps(self) -> float | None:
