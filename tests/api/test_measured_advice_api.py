@@ -338,6 +338,13 @@ def test_diagnoses_own_window_is_judged_with_the_stored_confirmations_noise_floo
     assert [m for f in stored.findings for m in f.measured] == [m]
 
 
+def _cited_and_read_back(tmp_path) -> tuple:
+    """A ``--measure-s 0`` diagnosis (every remedy cited from the stored optimization), and the same read back by
+    ``diagnose --run``: each test asserts both."""
+    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
+    return live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")
+
+
 def _only_a_compile_finding(monkeypatch) -> None:
     """One finding per config, naming torch.compile alone (estimated gain 0.5 ms), and no other."""
 
@@ -365,8 +372,7 @@ def test_a_lead_optimize_did_not_confirm_is_cited_as_it_left_it_neither_faster_n
     pooled = {"median": 1.24, "ci95": [0.92, 1.28], "noise_floor": 0.0008}
     unconfirmed = {"name": "channels_last", "speedup": pooled, "windows": 4, "accepted": ["channels_last", "compile"]}
     _stored(monkeypatch, {"candidates": [channels_last, lead], "recommended": [], "unconfirmed": unconfirmed})
-    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
-    for d in (live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")):
+    for d in _cited_and_read_back(tmp_path):
         (f,) = d.findings
         (m,) = f.measured
         assert (m.remedy, m.cited, m.verdict, m.speedup, m.ci95, m.margin) == (
@@ -393,8 +399,7 @@ def test_a_finding_ending_with_optimizes_recipe_names_that_optimization_and_take
     bf16 = {"name": "bf16", "verdict": "accepted", "reason": "-", "speedup": single, "baseline_ms": 8.38}
     pooled = {"median": 1.44, "ci95": [1.32, 1.70], "noise_floor": 0.135}
     _stored(monkeypatch, {"candidates": [bf16], "recommended": ["bf16"], "recipe": {"speedup": pooled}})
-    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
-    for d in (live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")):
+    for d in _cited_and_read_back(tmp_path):
         (f,) = d.findings
         (m,) = f.measured
         assert f.clauses[-1].remedies == ("bf16",) and (m.remedy, m.cited, m.speedup) == ("bf16", "o7", 1.44)
@@ -416,8 +421,7 @@ def test_a_cited_recipe_candidate_carries_the_speedup_its_confirmation_pooled(tm
     compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": window, "baseline_ms": 17.955}
     pooled = {"median": 3.96, "ci95": [3.06, 7.69], "noise_floor": 0.02}
     _stored(monkeypatch, {"candidates": [compile_], "recommended": ["compile"], "recipe": {"speedup": pooled}})
-    live = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=0, **SWEEP)
-    for d in (live, diagnose(run=live.run.run_id, db=tmp_path / "r.db")):
+    for d in _cited_and_read_back(tmp_path):
         (f,) = d.findings
         (m,) = f.measured
         assert (m.remedy, m.cited, m.verdict, m.speedup, m.ci95) == ("compile", "o7", "faster", 3.96, (3.06, 7.69))
