@@ -59,7 +59,7 @@ def serve_rows(folder: Path) -> list[str]:
             )
             continue
         lo, hi, pred = cap["capacity_rps"], cap["failing_rps"], cap.get("predicted_rps")
-        mid = Capacity.from_json(cap).measured_rps
+        mid = Capacity.from_json(cap).searched_rps
         ratio = f"{pred / mid:.2f}" if pred and mid else "-"
         search = f"{cap['search_s']:.0f}" if cap.get("search_s") is not None else "-"
         wall = _wall_s(folder, path.stem)

@@ -10,7 +10,8 @@
 #   recipe    the recipe step (configs in RECIPE): optimize's recipe (this call's report, else the kept one) as
 #             `diagnose --measure-s 0 --counters --mode eager,MODE ...`, so its replayed kernels are matched
 #             against the eager step's: the recipe step's coverage and its time against its roofline bound
-#             (the built-in H200 ceilings: no calibration is run). A recipe of the eager mode is profiled alone.
+#             (SEED=an earlier call's advice.tar.gz unpacks its reports first; the built-in H200 ceilings, unless CALIBRATE=1: then each lane's cache folder first stores this GPU's
+#             ceilings by `surrobench calibrate`). A recipe of the eager mode is profiled alone.
 # Then benchmarks/measured_advice_summary.py prints the table, the goals (pass/fail per config), the coverage and
 # headroom of the recipe steps and the estimator-error table.
 #
@@ -46,6 +47,8 @@ start=$(date +%s)
 mkdir -p "$out"
 work=/tmp/advice
 rm -rf "$work" && mkdir -p "$work"
+# SEED: an earlier call's advice.tar.gz, unpacked first (its optimize reports give this call's recipe steps)
+[ -n "${SEED:-}" ] && tar -xzf "$SEED" -C /tmp
 # named by the call's start, so that the work folders of several calls unpack into one folder side by side
 times=$work/times-$start.tsv versions=$work/versions-$start.txt
 export PYTHONPATH=/tmp/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COLUMNS=200
@@ -111,6 +114,8 @@ lane() {
   local db=$work/lane$i.db
   export SURROBENCH_CACHE_DIR=$work/cache$i
   [ "$device" = cuda ] && [ "$nlanes" -gt 1 ] && export CUDA_VISIBLE_DEVICES=$i
+  # twice: the first, from an idle GPU's clocks, may find its repeats disagree and store nothing
+  [ -n "${CALIBRATE:-}" ] && for _ in 1 2; do step "lane$i" calibrate 20 120 calibrate --device "$device"; done
   for name in "$@"; do
     IFS='|' read -r spec shape batch <<<"${SPEC[$name]:-}"
     [ -n "$spec" ] || { echo "unknown config $name"; continue; }
@@ -145,7 +150,7 @@ lane() {
   [ "$device" = cuda ] && nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
   [ "$device" = cuda ] && { (ncu --version 2>/dev/null || echo "ncu: not found") | tail -1; }
-  echo "LANES=$LANES DIAGNOSE=$DIAGNOSE COUNTERS=$COUNTERS OPTIMIZE=$OPTIMIZE RECIPE=$RECIPE OPT_BUDGET_S=${OPT_BUDGET_S:-default} TOTAL_S=$total_s"
+  echo "LANES=$LANES DIAGNOSE=$DIAGNOSE COUNTERS=$COUNTERS OPTIMIZE=$OPTIMIZE RECIPE=$RECIPE CALIBRATE=${CALIBRATE:-} OPT_BUDGET_S=${OPT_BUDGET_S:-default} TOTAL_S=$total_s"
 } >"$versions" 2>&1
 cat "$versions"
 printf 'name\tstep\tseconds\texit code\n' >"$times"
