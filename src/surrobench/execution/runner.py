@@ -164,7 +164,8 @@ def _measure(
     cfg: ExecConfig, prepared: PreparedModel, seen: dict, before_each: Callable[[], None] | None
 ) -> ConfigResult:
     tracker = seen["tracker"] = PeakMemoryTracker(cfg.device)
-    tracker.start()
+    if cfg.device != "cpu":  # the allocator's peak from the config's start; the CPU's from after its first calls
+        tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
         # known before the model runs: a config that fails later keeps the shape compare pairs it by
         seen["inputs"] = input_specs(input_sets[0])
