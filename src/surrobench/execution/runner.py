@@ -339,7 +339,7 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
         latency_ms=latency,
         device_ms=LatencyStats.from_samples(device_samples, rounds=len(rounds)) if device_samples else None,
         samples_per_s=samples_per_s,
-        points_per_s=None if first.points_per_s is None else samples_per_s * first.points_per_s / first.samples_per_s,
+        points_per_s=None if (per_sample := first.points_per_sample()) is None else samples_per_s * per_sample,
         peak_mem_bytes=max(r.peak_mem_bytes for r in rounds),
         peak_reserved_bytes=None if first.peak_reserved_bytes is None else max(r.peak_reserved_bytes for r in rounds),
         samples_ms=samples,
