@@ -233,13 +233,14 @@ def pairwise(table: OpTable | None) -> bool:
     """Whether ``table`` holds all-pairs distances: a distance op (cdist, pdist, _euclidean_dist), or a selection over a
     square ``[..., N, N]`` input (a Gram matrix ``x @ x.T`` fed to topk)."""
     square = _shaped(table, r"topk|(?<!search)sort|kthvalue|median", r"\[\[(?:\d+, )*(\d+), \1\]")
-    return square or any(_DISTANCE.search(op.name.lower()) for op in (table.ops if table is not None else ()))
+    return bool(square) or any(_DISTANCE.search(op.name.lower()) for op in (table.ops if table is not None else ()))
 
 
-def _shaped(table: OpTable | None, names: str, shape: str) -> bool:
-    """Whether an op of ``table`` named as ``names`` (a regex) took a first input as ``shape`` (a regex)."""
-    ops = table.ops if table is not None else ()
-    return any(re.search(names, op.name) and any(re.match(shape, s) for s in op.input_shapes) for op in ops)
+def _shaped(table: OpTable | None, names: str, shape: str, inside: str | None = None) -> list[re.Match[str]]:
+    """The matches of ``shape`` (a regex, from the first input on) in the shape signatures of ``table``'s ops named as
+    ``names`` (a regex), most frequent first; of those inside op ``inside`` only (:attr:`OpStat.inside`) if given."""
+    ops = [op for op in (table.ops if table is not None else ()) if inside is None or inside in dict(op.inside)]
+    return [m for op in ops if re.search(names, op.name) for s in op.input_shapes if (m := re.match(shape, s))]
 
 
 def low_intensity(name: str) -> bool:
@@ -265,12 +266,12 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
             cause = f"most of their time runs inside {outer}"
             contracts = ", the dims it contracts" if family_of(outer) is not None and not low_intensity(outer) else ""
             rest = [first, *rest] if any(categorize(n) == "concat/index/gather/scatter" for n in ops) else []
-            held = {op.name.split("::")[-1]: op.input_shapes for op in table.ops if outer in dict(op.inside)}
-            changed = held.keys() & {"clone", "contiguous", "_to_copy"}  # an operand's layout or dtype made inside it
+            inner = {op.name.split("::")[-1] for op in table.ops if outer in dict(op.inside)}
+            changed = inner & {"clone", "contiguous", "_to_copy"}  # an operand's layout or dtype made inside it
             said = f" (its operands' layout and dtype{contracts})" if changed else ""  # else the table does not say
             first = Clause(f"change how {outer} is called{said}")
-            if not changed and (bias := [m[1] for s in held.get("expand", ()) if (m := re.match(r"\[(\[\d+\])", s))]):
-                cause += f", a 1-D operand ({bias[0]}: a bias) expanded inside it, broadcast into its output"
+            if not changed and (bias := _shaped(table, r"(?:^|::)expand$", r"\[(\[\d+\])", inside=outer)):
+                cause += f", a 1-D operand ({bias[0][1]}: a bias) expanded inside it, broadcast into its output"
                 first = Clause("no change of its operands' layout or dtype removes these copies: they are its own")
         rest += [_NHWC] if family.name == "copy/cast/cat" and relayout(table) else []
         head = f"{family.name} ({', '.join(ops[:3])}): {cause}: "
@@ -307,7 +308,7 @@ def relayout(table: OpTable | None) -> bool:
     """Whether ``table`` shows copies channels_last may spare: a permute of a 4-D tensor (NCHW <-> NHWC) and copies
     (copy_, clone, contiguous) of 4-D or larger ones."""
     permuted = _shaped(table, r"permute$", r"\[\[(?:\d+, ){3}\d+\]")
-    return permuted and _shaped(table, r"copy_|clone|contiguous", r"\[\[(?:\d+, ){3,}")
+    return bool(permuted and _shaped(table, r"copy_|clone|contiguous", r"\[\[(?:\d+, ){3,}"))
 
 
 @dataclass(frozen=True)

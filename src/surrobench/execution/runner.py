@@ -164,7 +164,8 @@ def _measure(
     cfg: ExecConfig, prepared: PreparedModel, seen: dict, before_each: Callable[[], None] | None
 ) -> ConfigResult:
     tracker = seen["tracker"] = PeakMemoryTracker(cfg.device)
-    tracker.start()
+    if cfg.device != "cpu":  # the allocator's peak from the config's start; the CPU's from after its first calls
+        tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
         # known before the model runs: a config that fails later keeps the shape compare pairs it by
         seen["inputs"] = input_specs(input_sets[0])
@@ -338,7 +339,7 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
         latency_ms=latency,
         device_ms=LatencyStats.from_samples(device_samples, rounds=len(rounds)) if device_samples else None,
         samples_per_s=samples_per_s,
-        points_per_s=None if first.points_per_s is None else samples_per_s * first.points_per_s / first.samples_per_s,
+        points_per_s=None if (per_sample := first.points_per_sample()) is None else samples_per_s * per_sample,
         peak_mem_bytes=max(r.peak_mem_bytes for r in rounds),
         peak_reserved_bytes=None if first.peak_reserved_bytes is None else max(r.peak_reserved_bytes for r in rounds),
         samples_ms=samples,

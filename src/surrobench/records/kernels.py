@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from surrobench.records import schemas
-from surrobench.records.ops import VIEWS, categorize
+from surrobench.records.ops import OTHER, VIEWS, categorize
 from surrobench.records.run import grouped
 
 #: How a row's ``op`` was found.
@@ -302,7 +302,6 @@ KERNEL_CLASS_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ),
     ),
 )
-OTHER = "other"
 KERNEL_CLASSES: tuple[str, ...] = tuple(dict.fromkeys(row[0] for row in KERNEL_CLASS_TABLE)) + (OTHER,)
 #: Classes of the kernels that run on the tensor cores when the precision lets them (tf32, bf16, fp16).
 MATMUL_CLASSES = ("gemm", "convolution", "attention")

@@ -184,15 +184,16 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
     optimization <id>: bf16, recipe compile+bf16``, then for each config of ``measured`` (as :func:`attach_measured`'s)
     that no finding names, its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run
     it`` line (:func:`~surrobench.results.optimize.started_as`)."""
+    recipes = {label: recipe_clause(entry) for label, entry in measured.items()}  # a config's once, as attach_measured
     cited: dict[tuple, list[str]] = {}
     for f, m in ((f, m) for f in findings for m in f.measured if m.cited and m.verdict != "infeasible"):
         cited.setdefault((f.config, m.cited), []).append(m.remedy)
-    for f, e in ((f, e) for f in findings if (e := measured.get(f.config)) and recipe_clause(e) in f.clauses):
+    for f, e in ((f, measured[f.config]) for f in findings if recipes.get(f.config) in f.clauses):
         cited.setdefault((f.config, e.get("optimize_id")), []).append("recipe " + "+".join(e["recommended"]))
     lines = [f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(g))}" for (c, o), g in cited.items()]
     named = {f.config for f in findings}
     for label, entry in ((k, v) for k, v in measured.items() if k not in named):
-        if not entry["recommended"]:
+        if recipes[label] is None:
             lines.append(
                 f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
             )
