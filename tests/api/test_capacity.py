@@ -454,6 +454,35 @@ def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
     assert by_name["graph+tf32"].service_faster and found.top == "graph+tf32" and found.recipe == "graph+tf32"
 
 
+def test_a_stack_is_tried_when_no_remedy_wins_alone(monkeypatch):
+    # the H100's U-Net (docs/benchmarks/h200-capacity.md, 2026-12-07): "graph" cuts the fixed cost but its full batch
+    # is no faster (the per-request cost grows as much), "tf32" cuts the per-request cost but its isolated request
+    # misses the target (predicted 0): neither wins alone, graph+tf32 is best; before, the baseline was kept
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
+    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
+    request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
+
+    def planted(recipe) -> IdleService:
+        graph, tf32 = "graph" in recipe.names, "tf32" in recipe.names
+        a, b = (0.4, 0.3) if graph else (2.0, 0.1)  # batch 8 takes 2.8 ms either way
+        slow = 5.0 if list(recipe.names) == ["tf32"] else 1.0
+        return IdleService(a, b * (0.3 if tf32 else 1.0), slow=slow, idle_ms=3.0, jitter=0.02)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
+
+    def verify(recipe, settings, policy):
+        service = planted(recipe)
+        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
+        return recipe.name, result
+
+    found = capacity_search(remedies, policies, 8.0, evaluate, verify)
+    by_name = {c.recipe: c for c in found.candidates}
+    assert not by_name["graph"].service_faster and by_name["tf32"].best_predicted_rps == 0.0
+    assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
+
+
 def test_the_back_to_back_samples_are_always_four_equal_rounds_for_the_paired_rule():
     # the paired rule's split (records.paired.split_rounds) of the samples in order, the remainder left off the end
     from surrobench.api.capacity import PAIRED_ROUNDS, _rounds

@@ -1,7 +1,8 @@
 """``optimize(objective="capacity")``: the remedies and the batching policy that maximise the capacity at a P99
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
-Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead) is built once as
+Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead, the accurate remedy
+predicted highest that wins, else the highest) is built once as
 serve's batch service, checked by optimize's accuracy guard, its unloaded latency measured and its capacity
 predicted per policy (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate predicted highest
 whose service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the
@@ -144,10 +145,11 @@ def capacity_search(
         if base.accurate is None:  # nothing to compare against, as latency optimize's failed baseline
             return replace(out, candidates=(base,), recipe=None, search_s=time.monotonic() - began)
         singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), measured["baseline"][1])) is not None]
-        # stacked on the lead (the accurate single predicted highest that beats the baseline): every other accurate
-        # remedy, kept when it wins against the stack below (tf32 helps under a CUDA graph, not when launch-bound)
+        # stacked on the lead (the accurate single predicted highest that beats the baseline, else the one predicted
+        # highest: a CUDA graph whose full batch is no faster alone still frees tf32's gain, docs/benchmarks/
+        # h200-capacity.md, 2026-12-07): every other accurate remedy, kept when it wins against the stack below
         accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
-        lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
+        lead = next(((r, c) for r, c in accurate if _wins(c, base)), accurate[0] if accurate else None)
         if lead is not None:
             stack, top = Recipe((lead[0],)), lead[1]
             for remedy, _ in accurate:
