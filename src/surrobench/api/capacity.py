@@ -2,7 +2,7 @@
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
 Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead, the accurate remedy
-predicted highest that wins, else the highest) is built once as
+predicted highest that wins, else the highest if above the baseline) is built once as
 serve's batch service, checked by optimize's accuracy guard, its unloaded latency measured and its capacity
 predicted per policy (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate predicted highest
 whose service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the
@@ -146,10 +146,13 @@ def capacity_search(
             return replace(out, candidates=(base,), recipe=None, search_s=time.monotonic() - began)
         singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), measured["baseline"][1])) is not None]
         # stacked on the lead (the accurate single predicted highest that beats the baseline, else the one predicted
-        # highest: a CUDA graph whose full batch is no faster alone still frees tf32's gain, docs/benchmarks/
-        # h200-capacity.md, 2026-12-07): every other accurate remedy, kept when it wins against the stack below
+        # highest if above the baseline: a CUDA graph whose full batch is no faster alone still frees tf32's gain,
+        # docs/benchmarks/h200-capacity.md, 2026-12-07): every other accurate remedy, kept when it wins against the
+        # stack below (tf32 helps under a CUDA graph, not when launch-bound)
         accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
-        lead = next(((r, c) for r, c in accurate if _wins(c, base)), accurate[0] if accurate else None)
+        lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
+        if lead is None and accurate and accurate[0][1].best_predicted_rps > base.best_predicted_rps:
+            lead = accurate[0]
         if lead is not None:
             stack, top = Recipe((lead[0],)), lead[1]
             for remedy, _ in accurate:
