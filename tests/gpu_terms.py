@@ -6,10 +6,11 @@ import re
 
 #: Terms that belong to a GPU (units, libraries, access patterns, runtime): never in a CPU finding.
 GPU_TERMS: tuple[str, ...] = ("kernel", "launch", "GPU", "CUDA", "cuDNN", "cuFFT", "cuBLAS", "tensor core")
-GPU_TERMS += ("coalesced", "atomic", "occupancy", "warp", "SM", "stream", "device memory")
+GPU_TERMS += ("coalesced", "atomic", "occupancy", "warp", "SM", "stream", "device memory", "host synchronization")
 _GPU = re.compile(
     r"(?<![A-Za-z_])(kernels?|launch(?:es|ed|ing)?|gpus?|cuda|cudnn|cufft|cublas|tensor[- ]cores?|"
-    r"(?:non-)?coalesced|atomic(?:s| adds?)?|occupancy|warps?|sms?|streams?|device memory)(?![A-Za-z_])",
+    r"(?:non-)?coalesced|atomic(?:s| adds?)?|occupancy|warps?|sms?|streams?|device memory|host synchronizations?)"
+    r"(?![A-Za-z_])",
     re.IGNORECASE,
 )
 

@@ -226,3 +226,25 @@ def test_a_small_call_just_under_the_cutoff_never_reads_as_the_cutoff_nor_as_dis
     found = fragmented_ops(_evidence(op_table=table, result=_result(median_ms=8.0)), DEFAULT_THRESHOLDS)
     small = [e.text for e in found.evidence if e.unit == "calls"]
     assert small and all("19.96 us each (a small call, under 20 us)" in t and "dispatch" not in t for t in small)
+
+
+def test_optimize_notes_on_a_cpu_name_data_dependent_ops_in_cpu_terms():
+    # a fresh-user trial read "host synchronizations in forward: nonzero x24" on a CPU optimize (a GPU idea)
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from surrobench.collect.probe import ProbeFacts
+    from surrobench.tune.config import _notes
+
+    def notes(device: str) -> str:
+        request = SimpleNamespace(rounds=3, rebuildable=True, process_pairs=0)
+        probe = ProbeFacts(syncs=Counter({"nonzero": 24}))
+        bench = SimpleNamespace(
+            request=request, probe=probe, warmup=2, iters=10, fp64_note=None, device=device, db=None
+        )
+        search = SimpleNamespace(bench=bench, head_to_head=None, unconfirmed=None, confirm_interrupted=False)
+        search.__dict__.update(confirm_error=None, processes=None, unprofiled=())
+        return " ".join(_notes(search))
+
+    assert "nonzero x24" in notes("cpu") and gpu_words(notes("cpu")) == []
+    assert "nonzero x24" in notes("cuda") and "host synchronization" in notes("cuda").lower()

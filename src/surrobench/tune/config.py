@@ -206,7 +206,8 @@ def _notes(search: Search) -> tuple[str, ...]:
     if probe.ffts:
         notes.append(f"the forward runs FFTs at {probe.fft_text()}")
     if probe.syncs:
-        notes.append(f"host synchronizations in forward: {probe.sync_text()}")
+        what = "host synchronizations" if bench.device != "cpu" else "data-dependent ops (torch.compile graph breaks)"
+        notes.append(f"{what} in forward: {probe.sync_text()}")
     if bench.fp64_note:
         notes.append(bench.fp64_note)
     notes += [part.note() for part in (search.head_to_head, search.unconfirmed) if part]
