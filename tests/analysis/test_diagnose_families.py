@@ -106,9 +106,9 @@ def test_gnn_scatter_and_gather_get_irregular_access_advice():
     gather = _op("aten::index_select", "concat/index/gather/scatter", 2.0, 0.3, gbps=330.0, flops=0)
     f = memory_bound(_evidence(6.0, scatter, gather), TH)
     for advice in (
-        "sort edges by destination",
+        "by destination",
         "segment/CSR reduction",
-        "reorder nodes",
+        "renumber the destinations",
         "int32 indices",
         "non-coalesced",
         "atomic",
@@ -375,7 +375,7 @@ def test_a_selection_without_distances_is_no_nearest_neighbour_search():
 
 def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
     """A KAN layer: searchsorted over spline knots and scatter_ (a write) of the hat weights into a zero basis: a
-    search, not a kNN; a write by index, not the adds on high-degree nodes of a graph."""
+    search, not a kNN; a write by index, not the adds by destination of a graph."""
     table = _cpu_table(
         ("aten::searchsorted", 0.4, ("[[12], [1, 4096, 32], [], [], [], []]",)),
         ("aten::scatter_", 0.3, ("[[1, 4096, 32, 12], [], [1, 4096, 32, 1], [1, 4096, 32, 1]]",)),
@@ -384,7 +384,7 @@ def test_a_knot_search_and_a_scatter_into_a_dense_basis_get_their_own_advice():
     texts = _memory_bound_texts(table)
     joined = "; ".join(texts)
     assert texts[0].startswith("search (aten::searchsorted): a binary search per element") and "floor(" in texts[0]
-    assert "KD-tree" not in joined and "high-degree" not in joined and "CSR" not in joined
+    assert "KD-tree" not in joined and "destination" not in joined and "CSR" not in joined
     assert any(t.startswith("scatter/gather/index (aten::scatter_): irregular access by index") for t in texts)
 
 

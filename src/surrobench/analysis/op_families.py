@@ -41,12 +41,12 @@ _TOPK = Clause("select the k nearest with topk, not a full sort")
 _LARGEST = Clause("topk for the k largest (k << row length), not a full sort")
 _FUSE_NORM = Clause("fuse the norm with its activation (torch.compile)", ("compile",))
 _INT32 = Clause("use int32 indices")
-_REORDER = Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)")
+_REORDER = Clause("renumber the destinations for locality (a graph's nodes: e.g. reverse Cuthill-McKee)")
 _SORTED = Clause("order the indices (or the rows they point to) so that neighbouring reads touch neighbouring memory")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
 _GRID = Clause("order the grid's points so that neighbouring points read neighbouring memory")
 _VIEWS = (Clause("trace the views away (torch.compile)", ("compile",)), Clause("slice once per step, not per row"))
-_CSR = "sort edges by destination and use a segment/CSR reduction"
+_CSR = "sort the added rows by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
@@ -92,10 +92,10 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
         "index reduction",
         (),
-        "adds by index (scatter_add, index_add): atomic adds that collide on high-degree nodes",
+        "adds by index (scatter_add, index_add): atomic adds that collide where many rows share a destination",
         (Clause(_CSR + " (torch_geometric SparseTensor, torch.segment_reduce), not atomic adds"), _REORDER, _INT32),
         (Clause(_CSR), _REORDER, _INT32),
-        "adds by index (scatter_add, index_add) that serialize on high-degree nodes",
+        "adds by index (scatter_add, index_add) that serialize where many rows share a destination",
     ),
     OpFamily(
         "distance/selection",
