@@ -179,9 +179,13 @@ def test_the_error_line_tells_the_cause_in_its_own_words(tmp_path, monkeypatch):
     assert str(raised.value) == f"cannot use results database {str(tmp_path / 'r.db')!r}: disk full"
 
 
+NOT_WRITABLE_JOURNAL = "is not writable (SQLite writes its journal there)"
+
+
 def test_a_new_database_in_a_folder_it_cannot_write_names_the_folder(tmp_path, monkeypatch):
     """A fresh-user trial's ``--db ro/s.db`` (no such file yet, a read-only folder) read "cannot open the file"; an
-    existing file there says "read-only". SQLite's CANTOPEN for a new file names its folder: unwritable or missing."""
+    existing writable file there said "read-only" (a later trial). SQLite's CANTOPEN for a new file names its folder,
+    unwritable or missing; its READONLY for a writable file names the folder that cannot hold the journal."""
     folder = tmp_path / "ro"
     folder.mkdir()
     writes = lambda path, mode: Path(path).exists() and Path(path) != folder  # noqa: E731 (root writes anywhere)
@@ -191,6 +195,10 @@ def test_a_new_database_in_a_folder_it_cannot_write_names_the_folder(tmp_path, m
     assert write_failure(cantopen, tmp_path / "no" / "s.db") == f"its folder {str(tmp_path / 'no')!r} does not exist"
     (folder / "old.db").touch()  # an existing file SQLite cannot open: not its folder's fault
     assert write_failure(cantopen, folder / "old.db") == "cannot open the file"
+    readonly = _error("SQLITE_READONLY", "attempt to write a readonly database")  # a writable file, its folder not
+    assert write_failure(readonly, folder / "old.db") == f"its folder {str(folder)!r} {NOT_WRITABLE_JOURNAL}"
+    monkeypatch.setattr(store_module.os, "access", lambda path, mode: False)  # the file itself read-only
+    assert write_failure(readonly, folder / "old.db") == "read-only"
     monkeypatch.undo()
     from surrobench.errors import UsageError
 

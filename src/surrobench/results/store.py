@@ -345,7 +345,7 @@ _WRITE_FAILURES = {
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
     """What made a write to the database at ``path`` fail, in words, from SQLite's result code
     (:data:`_WRITE_FAILURES`; a new file that cannot be opened: a file where a folder above it should be, its folder
-    missing or not writable); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write failed``."""
+    missing or not writable; a writable file read-only to SQLite: its folder not writable); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write failed``."""
     code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
     folder = Path(path).parent
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
@@ -355,6 +355,8 @@ def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
             return f"{str(above)!r} is a file, not a folder"
         if not _writable(Path(path)):
             return f"its folder {str(folder)!r} {'is not writable' if folder.is_dir() else 'does not exist'}"
+    if cause == _WRITE_FAILURES["SQLITE_READONLY"] and os.access(path, os.W_OK) and not _writable(Path(path)):
+        return f"its folder {str(folder)!r} is not writable (SQLite writes its journal there)"
     if cause is None and "database or disk is full" in str(exc):  # an error made without its code
         cause = "disk full"
     if cause is None:
