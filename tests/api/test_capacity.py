@@ -398,19 +398,11 @@ def test_the_capacity_objective_picks_the_policy_and_remedy_the_planted_service_
     assert json.loads(json.dumps(found.to_json()))["schema"] == "surrobench/capacity-v1"
 
 
-def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(monkeypatch):
-    # "graph" cuts the fixed cost of a batch, "tf32" the cost per request; tf32 alone carries a slow isolated tail
-    # (its isolated request misses the target: predicted 0), yet its full batch is faster and graph+tf32 is best
-    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
-    remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
+def _planted_search(remedies: list[Remedy], planted) -> tuple:
+    """:func:`capacity_search` over ``remedies`` on the services ``planted(recipe)`` (each accurate; P99 <= 8 ms,
+    batches of 1 or 8 waiting 1 ms), each verified on its own service: (the search, its candidates by recipe)."""
     policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
     request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
-
-    def planted(recipe) -> IdleService:
-        a = 2.0 * (0.3 if "graph" in recipe.names else 1.0)
-        b = 0.6 * (0.3 if "tf32" in recipe.names else 1.0)
-        slow = 5.0 if list(recipe.names) == ["tf32"] else 1.0
-        return IdleService(a, b, slow=slow, idle_ms=3.0, jitter=0.02)
 
     def evaluate(recipe):
         return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
@@ -421,7 +413,22 @@ def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(mo
         return recipe.name, result
 
     found = capacity_search(remedies, policies, 8.0, evaluate, verify)
-    by_name = {c.recipe: c for c in found.candidates}
+    return found, {c.recipe: c for c in found.candidates}
+
+
+def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(monkeypatch):
+    # "graph" cuts the fixed cost of a batch, "tf32" the cost per request; tf32 alone carries a slow isolated tail
+    # (its isolated request misses the target: predicted 0), yet its full batch is faster and graph+tf32 is best
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
+
+    def planted(recipe) -> IdleService:
+        a = 2.0 * (0.3 if "graph" in recipe.names else 1.0)
+        b = 0.6 * (0.3 if "tf32" in recipe.names else 1.0)
+        slow = 5.0 if list(recipe.names) == ["tf32"] else 1.0
+        return IdleService(a, b, slow=slow, idle_ms=3.0, jitter=0.02)
+
+    found, by_name = _planted_search(remedies, planted)
     assert by_name["tf32"].best_predicted_rps < by_name["baseline"].best_predicted_rps
     assert by_name["graph+tf32"].best_predicted_rps > by_name["graph"].best_predicted_rps
     assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
@@ -432,24 +439,13 @@ def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
     # "graph" the cost per request is what is left, and tf32 cuts it: graph+tf32 is best
     monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
     remedies = [_remedy("tf32", "precision"), _remedy("graph", "mode")]
-    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
-    request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
 
     def planted(recipe) -> IdleService:
         graph = "graph" in recipe.names
         b = 0.6 * (0.3 if graph and "tf32" in recipe.names else 1.0)
         return IdleService(2.0 * (0.3 if graph else 1.0), b, jitter=0.02)
 
-    def evaluate(recipe):
-        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
-
-    def verify(recipe, settings, policy):
-        service = planted(recipe)
-        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
-        return recipe.name, result
-
-    found = capacity_search(remedies, policies, 8.0, evaluate, verify)
-    by_name = {c.recipe: c for c in found.candidates}
+    found, by_name = _planted_search(remedies, planted)
     assert not by_name["tf32"].service_faster  # alone, not faster than the baseline by the paired rule
     assert by_name["graph+tf32"].service_faster and found.top == "graph+tf32" and found.recipe == "graph+tf32"
 
@@ -460,8 +456,6 @@ def test_a_stack_is_tried_when_no_remedy_wins_alone(monkeypatch):
     # misses the target (predicted 0): neither wins alone, graph+tf32 is best; before, the baseline was kept
     monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
     remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
-    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
-    request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
 
     def planted(recipe) -> IdleService:
         graph, tf32 = "graph" in recipe.names, "tf32" in recipe.names
@@ -469,16 +463,7 @@ def test_a_stack_is_tried_when_no_remedy_wins_alone(monkeypatch):
         slow = 5.0 if list(recipe.names) == ["tf32"] else 1.0
         return IdleService(a, b * (0.3 if tf32 else 1.0), slow=slow, idle_ms=3.0, jitter=0.02)
 
-    def evaluate(recipe):
-        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
-
-    def verify(recipe, settings, policy):
-        service = planted(recipe)
-        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
-        return recipe.name, result
-
-    found = capacity_search(remedies, policies, 8.0, evaluate, verify)
-    by_name = {c.recipe: c for c in found.candidates}
+    found, by_name = _planted_search(remedies, planted)
     assert not by_name["graph"].service_faster and by_name["tf32"].best_predicted_rps == 0.0
     assert by_name["graph"].best_predicted_rps > by_name["baseline"].best_predicted_rps
     assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
