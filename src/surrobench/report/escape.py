@@ -3,6 +3,7 @@ table of escaped cells (:func:`md_table`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rich.markup import escape as _rich_markup_escape
@@ -19,8 +20,10 @@ def plain(text: object) -> str:
 
 
 def rich_escape(text: object) -> str:
-    """``text`` for rich: :func:`plain`, every ``[`` that could open a tag escaped."""
-    return _rich_markup_escape(plain(text))
+    """``text`` for rich: :func:`plain`, every ``[`` that could open a tag escaped (``rich.markup.escape``), and one
+    more backslash before a ``[`` that opens none where backslashes precede it: rich's render drops one there (the
+    tag pattern is ``rich.markup.RE_TAGS``'s)."""
+    return re.sub(r"(\\+)\[(?![a-z#/@][^[]*?])", r"\1\\[", _rich_markup_escape(plain(text)))
 
 
 def cut(text: str, width: int) -> str:
