@@ -84,7 +84,7 @@ def checks(folder: Path) -> list[dict]:
             cited = cited_measurements(opt)
             for f in findings:
                 # each clause as the diagnosis cites optimize's measurements: still advised where it names a remedy
-                for clause, kept in zip(f.clauses, [bool(c.remedies) for c in attach_one(f, cited).clauses]):
+                for clause, kept in zip(f.clauses, [bool(c.remedies) for c in attach_one(f, cited, cited, {}).clauses]):
                     if clause.stacked:
                         c = stack_candidate(opt, clause.remedies) or {}
                         outcome = (

@@ -16,6 +16,7 @@ from surrobench.records.findings import Evidence, Finding
 from surrobench.report.findings import (
     BRIEF_ACTION_LINES,
     BRIEF_HINT,
+    UNKNOWN_GAIN,
     brief_cells,
     findings_brief,
     findings_explained,
@@ -105,7 +106,7 @@ def test_compact_view_prints_the_brief_fields_of_each_finding_and_no_evidence(wi
         c = brief_cells(f)
         assert lines[start].split()[:2] == [f.severity, f.kind]
         assert c["gain"] in lines[start] and c["where"] in " ".join(lines[start : start + 2])
-    assert "est. 3.681 ms/step" in out and "gain ?" in out  # an estimate is labelled one
+    assert "est. 3.681 ms/step" in out and UNKNOWN_GAIN in out  # an estimate is labelled one
     assert LONG_ACTION.split(":")[0] in out and "healthy near the peak" in out
     assert not any(e.text in out for f in findings for e in f.evidence)
     _unbroken(out, findings)
@@ -159,6 +160,24 @@ def test_every_config_diagnosed_gets_a_line_a_config_without_a_finding_too():
         out = _render(findings_renderables(found, "diagnosis", 200, explain=explain, quiet=quiet), 200)
         assert b4 in out
     assert b4 in findings_section_markdown(found, "diagnosis", failed, quiet)
+
+
+def test_an_unknown_gain_reads_the_same_in_the_terminal_the_table_and_the_json():
+    """A fresh-user trial (CPU, no calibration, ``--measure-s 0``): no finding had a number, and the terminal read
+    "gain ?", the markdown "-", the JSON an estimate of null ms; each view now says UNKNOWN_GAIN, an estimate's
+    words, a code change left beside a remedy measured slower too."""
+    from dataclasses import replace
+
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.report.findings import finding_row
+
+    unknown = _findings()[1]
+    assert (unknown.gain["kind"], unknown.gain["ms"]) == ("estimate", None)
+    assert brief_cells(unknown)["gain"] == finding_row(unknown)[-1] == UNKNOWN_GAIN
+    slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)
+    kept = replace(_findings()[0], measured=(slower,), severity_estimated=True, estimated_gain_ms=None)
+    assert (kept.gain["kind"], kept.gain["ms"]) == ("estimate", None)
+    assert brief_cells(kept)["gain"].endswith(f", {UNKNOWN_GAIN}") and finding_row(kept)[-1] == UNKNOWN_GAIN
 
 
 def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_as_a_saving():

@@ -344,6 +344,27 @@ def _cpu_findings() -> list[Finding]:
     return [fragmented, threads]
 
 
+def test_a_remedy_measured_under_one_finding_is_advised_by_another_only_where_faster():
+    """A fresh-user trial's MoE (CPU): compile measured 0.96x, slower, under fragmented_ops ("measured, not advised")
+    while memory_bound still advised it, "(measured under fragmented_ops)", compile in its remedies. Measured not
+    faster (slower, not told apart, rejected by the accuracy guard) neither finding advises it, the other one saying
+    so with the verdict and where it was measured; measured faster, both advise it, the measurement held once."""
+    fragmented = _finding("fragmented_ops", None, Clause("torch.compile", ("compile",)), Clause("fewer, larger calls"))
+    memory = _finding("memory_bound", None, Clause("fuse the chain: torch.compile", ("compile",)), severity="low")
+    verdicts = set()
+    for speedup, inaccurate in ((0.65, ()), (1.0, ()), (3.0, ("compile",)), (3.0, ())):
+        _, (m,) = _measure({"compile": speedup}, [fragmented, memory], inaccurate=inaccurate)
+        verdicts.add(m.verdict)
+        out = {f.kind: f for f in attach_measured([fragmented, memory], {LABEL: (m,)})}
+        faster = m.verdict == "faster"
+        assert [("compile" in f.to_json()["remedies"]) for f in out.values()] == [faster, faster]
+        assert [f.measured for f in out.values()] == [(m,), ()]  # its saving counted once
+        pointer = out["memory_bound"].clauses[0].text
+        assert m.verdict in pointer and "fragmented_ops" in pointer and m.text() not in pointer
+        assert out["memory_bound"].gain["kind"] == "estimate" and out["memory_bound"].severity == "low"
+    assert {"slower", "rejected-by-accuracy", "faster"} <= verdicts and len(verdicts) == 4
+
+
 def test_a_measured_saving_is_credited_once_to_the_finding_whose_remedy_it_is():
     base = 269.0
     measured = (

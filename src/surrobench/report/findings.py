@@ -96,10 +96,14 @@ def _measured(f: Finding) -> str:
     return "measured" + cited + ", whole step" * f.whole_step + drift
 
 
+#: A gain neither measured nor estimated (JSON ``gain``: ``kind`` ``estimate``, ``ms`` null), in every view.
+UNKNOWN_GAIN = "est. gain unknown"
+
+
 def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``, :func:`_measured`)."""
     measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if measured else "")
+    gain = UNKNOWN_GAIN if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if measured else "")
     evidence = ["\n".join(e.text for e in f.evidence if (e.source in PROFILER_SIDE) == side) for side in (True, False)]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
@@ -110,15 +114,13 @@ HEADER += ("est. gain ms",)
 
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f``; ``gain`` measured (with its remedy, :func:`_measured`, or none faster), else
-    estimated (``est.``), ``gain ?`` when unknown."""
+    estimated (``est.``), :data:`UNKNOWN_GAIN` when unknown."""
+    gain = UNKNOWN_GAIN if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
     if f.best_measured is not None:
         gain = f"saves {f.gain_ms:.3f} ms/step {_measured(f)} ({f.best_measured.remedy})"
     elif f.none_faster:  # another finding's remedy may have been faster; an alarm's code change left, estimated:
         est = f.severity_estimated and f.alarm
-        gain = "no remedy it names measured faster" + ", severity est. from its ops' time" * est
-        gain += f", est. {f.gain_ms:.3f} ms/step" if est and f.gain_ms is not None else ""
-    else:
-        gain = "gain ?" if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
+        gain = "no remedy it names measured faster" + (f", severity est. from its ops' time, {gain}" if est else "")
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)
     return {"severity": f.severity, "kind": f.kind, "where": where, "gain": gain, "action": action, "summary": summary}
 

@@ -241,13 +241,15 @@ def _the_other_way(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[M
     return [m for m in either_way if m.verdict == "faster" and m.direction not in (None, clause.direction)]
 
 
-def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[str]) -> tuple[Clause, bool]:
+def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: dict[str, str]) -> tuple[Clause, bool]:
     """``clause`` rewritten as the module docstring says (the other way: :func:`_the_other_way`), and whether it is
-    still advised; a measurement in ``said`` (earlier clauses') as ``<remedy>: as above``."""
+    still advised; a measurement whose text ``said`` holds as it says (another finding's: :func:`attach_one`), one
+    earlier clauses gave as ``<remedy>: as above``."""
 
     def told(ms) -> str:
-        line = "; ".join(f"{m.remedy}: as above" if m.text() in said else m.text() for m in ms)
-        said.update(m.text() for m in ms)
+        line = "; ".join(said.get(m.text(), m.text()) for m in ms)
+        for m in ms:
+            said.setdefault(m.text(), f"{m.remedy}: as above")
         return line
 
     faster, way = [m for m in found if m.verdict == "faster"], clause.direction
@@ -266,26 +268,30 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: set[s
     return (replace(clause, text=f"{clause.text} ({told(left)})") if left else clause), True
 
 
-def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequence[MeasuredRemedy] = ()) -> Finding:
+def attach_one(
+    finding: Finding, measured: Sequence[MeasuredRemedy], every: Sequence[MeasuredRemedy], under: Mapping[str, str]
+) -> Finding:
     """``finding`` with its action rewritten from its config's ``measured`` (module docstring) and its remedies'
     measurements in :attr:`Finding.measured`; unchanged when none concerns it. Judged remedies not faster of a
     clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not advised``.
-    ``every``: all of the config's measurements (default ``measured``), read for those faster the other way."""
+    ``every``: all of the config's measurements, read for those faster the other way.
+    ``under``: ``{measurement text: how it is said}`` of those of ``measured`` credited to another finding
+    (:func:`attach_measured`), judged here by the same rule, said so and not held in :attr:`Finding.measured`."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
-    said: set[str] = set()
+    said = dict(under)
     for clause in finding.clauses:
         found = clause_measurements(clause, measured) if clause.remedies else []
-        mine += [m for m in found if m not in mine]
-        other_way = _the_other_way(clause, every or measured) if clause.remedies else []
+        mine += [m for m in found if m not in mine and m.text() not in under]
+        other_way = _the_other_way(clause, every) if clause.remedies else []
         if not found and not other_way:
             kept.append(clause)
             continue
         rewritten, advised = _rewrite(clause, found, other_way, said)
         kept.append(rewritten)
         if advised:
-            lost += [m.text() for m in found if m.verdict in MEASURED and m.verdict != "faster"]
+            lost += [under.get(m.text(), m.text()) for m in found if m.verdict in MEASURED and m.verdict != "faster"]
     if tuple(kept) == finding.clauses:
         return finding
     if lost:
@@ -336,24 +342,16 @@ def attach_measured(
         same = [i for i, g in enumerate(findings) if g.config == f.config]
         whose = owners([told[i] for i in same], mine) | owners([findings[i] for i in same], mine)  # a rule's first
         theirs = [m for m in mine if m.remedy in whose and all(whose[m.remedy] is not g for g in (f, full))]
-        got = attach_one(f, [m for m in mine if m not in theirs], mine)
+        under = {m.text(): f"{m.remedy}: {m.verdict}, measured under {whose[m.remedy].kind}" for m in theirs}
+        got = attach_one(f, [m for m in mine if m not in theirs or m.verdict in MEASURED], mine, under)
         if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
             left = [m for m in mine if m not in theirs and m not in got.measured]
             (clause,) = recipe
             if any(m.cited and m.remedy_ids == frozenset(clause.remedies) for m in clause_measurements(clause, left)):
                 clause = replace(clause, text="optimize's recipe")  # the recipe's own measurement says the rest
-            tail = attach_one(replace(f, action=(clause,), measured=()), left, mine)
+            tail = attach_one(replace(f, action=(clause,), measured=()), left, mine, {})
             got = replace(got, action=got.clauses + tail.clauses, measured=got.measured + tail.measured)
-        clauses = tuple(
-            replace(c, text=f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})")
-            if c.remedies
-            and c != recipes.get(f.config)
-            and not clause_measurements(c, got.measured)
-            and (elsewhere := [m for m in clause_measurements(c, theirs) if m.verdict in MEASURED])
-            else c
-            for c in got.clauses
-        )
-        out.append(measured_severity(f, replace(got, action=clauses), got.none_faster))
+        out.append(measured_severity(f, got, got.none_faster))
     return out
 
 
