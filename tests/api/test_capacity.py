@@ -951,3 +951,19 @@ def test_a_capacity_whose_boundary_lies_within_the_loads_noise_is_unresolved():
     assert overlap.to_json()["capacity_offered_rps"] == [points[0].offered_rps] * 2
     assert overlap.capacity_unresolved() is not None and overlap.to_json()["capacity_unresolved"] is not None
     assert search_notes(serve_request(find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0), (overlap,)) == ()
+
+
+def test_a_tail_just_above_the_target_over_a_range_of_rates_is_a_note():
+    # the H100's tf32 U-Net (docs/benchmarks/h200-capacity.md, 2026-12-07): P99 5.5-5.7 ms against 5 ms from 270 to
+    # 2,525 rps, passing at 236: a capacity that hangs on the target; a queue's tail (far above it) is no such note
+    from surrobench.records.serve import Capacity, SearchStep
+
+    tried = [(3361, 87.3), (3056, 22.3), (2525, 5.55), (1725, 5.64), (862, 5.53), (431, 5.47), (216, 4.79)]
+    tried += [(323, 8.05), (270, 5.74), (243, 9.11), (229, 4.74), (236, 4.15)]
+    steps = tuple(SearchStep(rate, p99, p99 <= 5.0, "bound") for rate, p99 in tried)
+    request = serve_request(find_max=True, p99_ms=5.0, max_batch=8, max_wait_ms=1.0)
+    plateau = PolicyResult(ServePolicy(8, 1.0), (), Capacity(5.0, 236.0, 243.0, steps))
+    queue = PolicyResult(ServePolicy(8, 1.0), (), Capacity(5.0, 236.0, 243.0, steps[:2] + steps[6:7] + steps[-2:]))
+    assert len(search_notes(request, (plateau,))) == 1 and search_notes(request, (queue,)) == ()
+    one_near = replace(plateau.capacity, steps=steps[:3] + steps[-3:])  # one load near the target is no range
+    assert search_notes(request, (replace(plateau, capacity=one_near),)) == ()

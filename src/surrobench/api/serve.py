@@ -26,7 +26,7 @@ import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
 from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity, slowdown_under_load
-from surrobench.analysis.capacity import sparse_rate
+from surrobench.analysis.capacity import FLAT_TAIL_STEP, NEAR_TARGET, sparse_rate
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
@@ -262,8 +262,10 @@ def search_notes(
 ) -> tuple[str, ...]:
     """One note per case, each saying what it means: a policy whose batches ran slower under load than unloaded
     (:func:`~surrobench.analysis.capacity.slowdown_under_load`, the worst load named); a search that passed at
-    :func:`max_rate_rps`; one whose rates below its capacity failed; else a batch-1 request after the longest idle
-    probed missing the target (a capacity within its loads' noise is said in its headline)."""
+    :func:`max_rate_rps`; failing loads above the capacity within ``NEAR_TARGET`` of the target over rates
+    ``FLAT_TAIL_STEP`` apart or more (:mod:`surrobench.analysis.capacity`); one whose rates below its capacity
+    failed; else a batch-1 request after the longest idle probed missing the target (a capacity within its loads'
+    noise is said in its headline)."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
     for r in results:
         slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]
@@ -280,6 +282,16 @@ def search_notes(
             notes += (
                 f"{name}: the search passed at {rate_text(top)}, the most one load of {request.duration_s:g} s "
                 f"may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that",
+            )
+        near = [s for s in c.steps if s.rate_rps > c.capacity_rps and not s.passed and s.p99_ms is not None]
+        near = [s for s in near if s.p99_ms <= NEAR_TARGET * request.target_p99_ms]
+        if near and (hi := max(s.rate_rps for s in near)) >= FLAT_TAIL_STEP * (lo := min(s.rate_rps for s in near)):
+            p99 = sorted(s.p99_ms for s in near)
+            notes += (
+                f"{name}: {len(near)} loads from {rate_text(lo)} to {rate_text(hi)} missed the target by less than "
+                f"{NEAR_TARGET - 1:.0%} (P99 {p99[0]:.3g}-{p99[-1]:.3g} ms): the tail sits just above the target over "
+                f"{hi / lo:.2g}x the rate: this capacity hangs on the target (one of {p99[-1]:.3g} ms may allow up to "
+                f"{rate_text(hi)}: measure it)",
             )
         if failed := sorted((s.rate_rps, s.p99_ms or math.inf) for s in below if not s.passed):
             sparse, worst = True, max(p for _, p in failed)
