@@ -86,9 +86,12 @@ class SweepRequest(ExecSettings):
 
 
 def interrupted_message(record: RunRecord, total: int) -> str:
-    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``."""
+    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``, and the one
+    cut with the timed calls it kept."""
     short = record.short_of_rounds
     rounds = f" ({short} with fewer rounds than asked)" if short else ""
+    for r in (r for r in record.results if r.status == "interrupted"):  # its calls timed before the signal
+        rounds += f", {r.label()} cut after {r.extra['timed_calls']} of {r.iters} timed calls"
     return f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}"
 
 
@@ -322,16 +325,19 @@ def _run_rounds(
 ) -> None:
     """Every round of every config, each committed (and appended to ``results``) after its last round. On
     Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
-    short): committed, or after a failed write without a ``config_id``; the exception goes on."""
+    short): committed, or after a failed write without a ``config_id``; the exception goes on. The config Ctrl-C
+    cut in its first round is kept ``interrupted`` with its calls timed before it (``run_config``'s ``partial``);
+    one cut in a later round stands on the rounds it finished."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0
 
-    def merged(done: list[ConfigResult], extra: dict) -> ConfigResult:
+    def merged(done: list[ConfigResult]) -> ConfigResult:
         result = merge_rounds(done)
-        return replace(result, extra={**result.extra, **extra})
+        short = {"rounds": len(done), "rounds_planned": n_rounds} if len(done) < n_rounds else {}
+        return replace(result, extra={**result.extra, **short})
 
-    def commit(done: list[ConfigResult], extra: dict) -> None:
-        result = merged(done, extra)
+    def commit(done: list[ConfigResult]) -> None:
+        result = merged(done)
         results.append(replace(result, config_id=store.add_result(run_id, result)))
 
     try:
@@ -341,18 +347,16 @@ def _run_rounds(
                 done.append(measure(cfg))
                 on_result(done[-1])
                 if final:
-                    commit(done, {})
+                    commit(done)
                     committed += 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, StoreWriteError) as exc:
+        if hasattr(exc, "partial") and not done:
+            done.append(exc.partial)
         for done in rounds[committed:]:
-            if done:
-                commit(done, {"rounds": len(done), "rounds_planned": n_rounds})
-        raise
-    except StoreWriteError:
-        for done in rounds[committed:]:
-            if done:
-                short = len(done) < n_rounds
-                results.append(merged(done, {"rounds": len(done), "rounds_planned": n_rounds} if short else {}))
+            if done and isinstance(exc, KeyboardInterrupt):
+                commit(done)
+            elif done:
+                results.append(merged(done))
         raise
 
 
