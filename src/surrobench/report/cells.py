@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.records.config import mode_text
 from surrobench.records.run import BYTES_PER_MIB, ConfigResult, fmt, placement
+from surrobench.records.stats import LatencyStats
 
 
 def format_rate(per_s: float | None) -> str:
@@ -15,6 +18,12 @@ def format_rate(per_s: float | None) -> str:
         if per_s >= factor:
             return f"{per_s / factor:.3g}{prefix}/s"
     return f"{per_s:.3g}/s"
+
+
+def median_ci(lat: LatencyStats) -> str:
+    """``[5.89, 8.10]``: the median's 95% CI, ms, to the median's third significant digit (``7.46``)."""
+    places = max(2 - math.floor(math.log10(lat.median)), 0) if lat.median > 0 else 3
+    return f"[{lat.ci95_median[0]:.{places}f}, {lat.ci95_median[1]:.{places}f}]"
 
 
 def failure_text(r: ConfigResult) -> str:
@@ -36,6 +45,7 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "mode": mode_text(r.mode, r.extra),  # with the settings it ran with: threads=1, channels_last
         "median": fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
+        "median_ci": median_ci(lat) if lat else "-",
         "p95": fmt(lat.p95 if lat else None),
         "device": fmt(r.device_ms.median if r.device_ms else None),
         "cold_start": fmt(r.cold_start_ms, ".1f"),
