@@ -35,6 +35,7 @@ from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
 from surrobench.results.serve_store import load_serve
 from surrobench.execution.env import busy_host_warning
+from surrobench.execution.host_facts import most_others
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
@@ -113,9 +114,10 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
 
 def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds, flops: dict | None = None) -> list:
     """Every detector over ``evidence`` and the run's results (:func:`diagnose_run`), with the run's device memory
-    and its busy-host warning (its load, CPUs and torch threads)."""
+    and its busy-host warning (its load, CPUs, torch threads and other processes' CPUs)."""
     env = record.env
-    busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+    load, cpus, threads = env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1
+    busy = busy_host_warning(load, cpus, threads, most_others(record.results))
     memory = env.get("gpu_memory_bytes")
     return diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,9 @@ if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS 
 #: Those that are readings of the host and the model, not settings of the config: compare leaves them out of
 #: the per-config settings that differ (:mod:`surrobench.results.compare`).
 HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
+#: The host counts as busy when other processes keep more than this share of its CPUs busy: 1.0 of 2 usable CPUs
+#: (an SMT sibling) took one thread's timings from 9.3 to 17.2 ms between two runs of one code and one day.
+BUSY_SHARE = 0.25
 #: The kernel's CPU time counters (proc(5)): the first line sums every CPU's, in clock ticks.
 PROC_STAT = Path("/proc/stat")
 
@@ -37,6 +41,19 @@ def other_cpus(since: tuple[float, float, float] | None) -> float | None:
     if since is None or now is None or now[0] <= since[0]:
         return None
     return max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
+
+
+def busy_others(others: float | None, cpus: int, load_1m: float | None = None, threads: int = 0) -> float | None:
+    """The CPUs other processes kept busy when over :data:`BUSY_SHARE` of ``cpus``, else None: ``others`` as
+    :func:`other_cpus` measured them; without it, the 1-minute load average less torch's ``threads``."""
+    if others is None and load_1m is not None:
+        others = max(load_1m - threads, 0.0)
+    return others if others is not None and others > BUSY_SHARE * cpus else None
+
+
+def most_others(results: Iterable) -> float | None:
+    """The most CPUs other processes kept busy while one of ``results`` (ConfigResult) was timed; None: none read."""
+    return max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
 
 
 def free_cores_of(usable: int, others: float) -> int:
