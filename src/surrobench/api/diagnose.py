@@ -35,7 +35,6 @@ from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
 from surrobench.results.serve_store import load_serve
 from surrobench.execution.env import busy_host_warning
-from surrobench.execution.host_facts import most_others
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
@@ -117,7 +116,7 @@ def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds,
     and its busy-host warning (its load, CPUs, torch threads and other processes' CPUs)."""
     env = record.env
     load, cpus, threads = env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1
-    busy = busy_host_warning(load, cpus, threads, most_others(record.results))
+    busy = busy_host_warning(load, cpus, threads, record.results)
     memory = env.get("gpu_memory_bytes")
     return diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy

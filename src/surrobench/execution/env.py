@@ -8,6 +8,7 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
@@ -135,17 +136,16 @@ def host_load() -> tuple[float | None, int]:
     return load, os.cpu_count() or 1
 
 
-def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, others: float | None = None) -> str | None:
-    """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`:
-    ``others`` the CPUs they kept busy while configs were timed; None: the 1-minute load average less torch's
-    ``threads``), naming ``threads``."""
+def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:
+    """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
+    most CPUs they kept busy while one of ``results``, ConfigResults, was timed; none read: the 1-minute load
+    average less torch's ``threads``), naming ``threads``."""
+    others = max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
     if busy_others(others, cpu_count, load_1m, threads) is None:
         return None
-    what = f"1-minute load average {load_1m:.1f} on {cpu_count} CPU(s)"
-    if others is not None:
-        what = f"other processes kept {others:.1f} of {cpu_count} CPU(s) busy"
+    what = f"1-minute load average {load_1m:.1f} on" if others is None else f"other processes used {others:.1f} of"
     return (
-        f"busy host: {what} while torch used {threads} "
+        f"busy host: {what} {cpu_count} CPU(s) while torch used {threads} "
         f"thread(s); other processes share the cores, so timings are noisy "
         f"({'try 1 thread, or more rounds' if threads > 1 else 'try more rounds, or a quieter machine'})"
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,11 +48,6 @@ def busy_others(others: float | None, cpus: int, load_1m: float | None = None, t
     if others is None and load_1m is not None:
         others = max(load_1m - threads, 0.0)
     return others if others is not None and others > BUSY_SHARE * cpus else None
-
-
-def most_others(results: Iterable) -> float | None:
-    """The most CPUs other processes kept busy while one of ``results`` (ConfigResult) was timed; None: none read."""
-    return max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
 
 
 def free_cores_of(usable: int, others: float) -> int:

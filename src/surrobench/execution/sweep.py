@@ -19,7 +19,6 @@ from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, request_fields, tf32_enabled
 from surrobench.execution.sanity import MUTATED_KEY, leak_warning
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
-from surrobench.execution.host_facts import most_others
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
@@ -374,7 +373,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), most_others(results))
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
     if busy:
         warnings.append(busy)
     if noisy:

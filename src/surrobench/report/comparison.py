@@ -100,13 +100,10 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
 def summary_line(cmp: RunComparison) -> str:
     """``2 regressed (1 on a busy host), 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``
     (:attr:`ConfigComparison.contended`), then each model spelled two ways (:attr:`RunComparison.respelled`)."""
-    busy = Counter(c.verdict for c in cmp.configs if c.contended)
-    counts = ", ".join(
-        f"{n} {v.replace('_', ' ')}" + (f" ({busy[v]} on a busy host)" if busy[v] else "")
-        for v, n in cmp.verdict_counts.items()
-        if n
-    )
-    line = f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    said = {v: f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n}
+    for v, n in Counter(c.verdict for c in cmp.configs if c.contended).items():
+        said[v] += f" ({n} on a busy host)"
+    line = f"{', '.join(said.values()) or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
     return line + "".join(
         f"; BASE's {b!r} and NEW's {n!r} name files of one name spelled differently: configs match by the name as "
         "typed (if they are one file, run both from one folder with one spelling)"

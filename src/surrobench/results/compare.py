@@ -104,8 +104,10 @@ class ConfigComparison:
     the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown, 0 in
     BASE, or a CPU peak not the config's own or under 1 MiB (docs/design.md); ``top_op_share_ratio`` where both name
     the same top op; ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have
-    an op table; ``contended`` :func:`contention`; ``notes`` one-line remarks (small samples, an inconclusive
-    change, a failed config, a busy host)."""
+    an op table; ``contended`` ``{"base", "new"}``: the CPUs other processes kept busy while each was timed
+    (``extra["other_cpus"]``), when either is busy by ``run``'s busy-host rule
+    (:func:`~surrobench.execution.host_facts.busy_others`), else None; ``notes`` one-line remarks (small samples, an
+    inconclusive change, a failed config, a busy host)."""
 
     base: ConfigResult
     new: ConfigResult
@@ -363,6 +365,8 @@ def compare_config(
         UsageError: threshold not in [0, 1).
     """
     rule = _rule(threshold)
+    others = {"base": base.extra.get("other_cpus"), "new": new.extra.get("other_cpus")}
+    busy = any(busy_others(others[k], r.extra.get("usable_cpus") or 1) for k, r in (("base", base), ("new", new)))
     own = all(
         r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
         for r in (base, new)
@@ -372,12 +376,12 @@ def compare_config(
         "peak_mem_ratio": ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
         "top_op_share_ratio": ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
-        "contended": contention(base, new),
+        "contended": others if busy else None,
     }
     settings = settings_note(base, new)
     notes = [settings] if settings else []
-    if common["contended"]:
-        b, n = (fmt(common["contended"][side], ".2f") for side in ("base", "new"))
+    if busy:
+        b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
         notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")
     if base.status != "ok" or new.status != "ok" or not base.samples_ms or not new.samples_ms:
         verdict, note = _status_verdict(base, new)
@@ -407,15 +411,6 @@ def compare_config(
     return ConfigComparison(
         base, new, verdict, median, p95, sp, p95_trustworthy=trustworthy, notes=tuple(notes), **common
     )
-
-
-def contention(base: ConfigResult, new: ConfigResult) -> dict[str, float | None] | None:
-    """``{"base", "new"}``: the CPUs other processes kept busy while each side was timed (``extra["other_cpus"]``,
-    None where not read), when either side's is over the share of its usable CPUs that makes ``run``'s busy-host
-    note (:func:`~surrobench.execution.host_facts.busy_others`); None when neither is."""
-    others = {"base": base.extra.get("other_cpus"), "new": new.extra.get("other_cpus")}
-    usable = (r.extra.get("usable_cpus") or 1 for r in (base, new))
-    return others if any(busy_others(o, cpus) is not None for o, cpus in zip(others.values(), usable)) else None
 
 
 #: ``ConfigResult.extra`` key of the ``(process, window)`` of each round, written where BASE and NEW were timed
