@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.records.config import mode_text
 from surrobench.records.run import BYTES_PER_MIB, ConfigResult, fmt, placement
-from surrobench.records.stats import LatencyStats
 
 
 def format_rate(per_s: float | None) -> str:
@@ -20,12 +17,6 @@ def format_rate(per_s: float | None) -> str:
     return f"{per_s:.3g}/s"
 
 
-def median_ci(lat: LatencyStats) -> str:
-    """``[5.89, 8.10]``: the median's 95% CI, ms, to the median's third significant digit (``7.46``)."""
-    places = max(2 - math.floor(math.log10(lat.median)), 0) if lat.median > 0 else 3
-    return f"[{lat.ci95_median[0]:.{places}f}, {lat.ci95_median[1]:.{places}f}]"
-
-
 def failure_text(r: ConfigResult) -> str:
     """A failed config's known cause with the error in brackets; the error alone without a cause."""
     cause = recorded_cause(r.error, r.extra)
@@ -34,8 +25,10 @@ def failure_text(r: ConfigResult) -> str:
 
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
-    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown."""
+    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown; ``median_ci``
+    the median's 95% CI to the decimals that leave the median 3 digits (7.46: ``[5.89, 8.10]``; 382: ``[380, 386]``)."""
     lat = r.latency_ms
+    places = max(3 - len(str(int(lat.median))), 0) if lat else 0
     where = placement(r)
     return {
         "model": r.model,
@@ -45,7 +38,7 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "mode": mode_text(r.mode, r.extra),  # with the settings it ran with: threads=1, channels_last
         "median": fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
-        "median_ci": median_ci(lat) if lat else "-",
+        "median_ci": f"[{lat.ci95_median[0]:.{places}f}, {lat.ci95_median[1]:.{places}f}]" if lat else "-",
         "p95": fmt(lat.p95 if lat else None),
         "device": fmt(r.device_ms.median if r.device_ms else None),
         "cold_start": fmt(r.cold_start_ms, ".1f"),
