@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS 
 #: the per-config settings that differ (:mod:`surrobench.results.compare`).
 HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
 #: The host counts as busy when other processes keep more than this share of its CPUs busy: 1.0 of 2 usable CPUs
-#: (an SMT sibling) took one thread's timings from 9.3 to 17.2 ms between two runs of one code and one day.
+#: took one thread's timings from 9.3 to 17.2 ms between two runs of one code, minutes apart (docs/compare.md).
 BUSY_SHARE = 0.25
 #: The kernel's CPU time counters (proc(5)): the first line sums every CPU's, in clock ticks.
 PROC_STAT = Path("/proc/stat")

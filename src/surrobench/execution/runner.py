@@ -276,9 +276,9 @@ def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout | KeyboardInterrupt, se
     """``cfg`` recorded ``timeout`` (after Ctrl-C or a signal: ``interrupted``) with what was measured before it,
     its statistics from however few timed calls finished; ``extra``: ``timed_calls``, ``timeout_phase`` (where it
     was cut, a key of :data:`TIMEOUT_PHASES`), ``timeout_s`` (None when interrupted)."""
-    timeout = isinstance(exc, ConfigTimeout)
     timed, device_ms = getattr(exc, "timed_ms", ()), getattr(exc, "device_ms", ())
     where = f"after {len(timed)} of {cfg.iters} timed calls" if timed else TIMEOUT_PHASES[seen.get("phase", "setup")]
+    timeout = isinstance(exc, ConfigTimeout)
     exc.args = (f"{exc if timeout else 'Ctrl-C or a signal'} {where}",)
     base = failed_result(cfg, "timeout" if timeout else "interrupted", exc, seen.get("inputs", ()))
     extra = {**base.extra, "timeout_s": getattr(exc, "timeout_s", None), "timed_calls": len(timed)}
@@ -309,11 +309,11 @@ def run_config(
             return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
-    except ConfigTimeout as exc:
-        return timed_out_result(cfg, exc, seen)
-    except KeyboardInterrupt as exc:  # what was measured goes on with it (``partial``), kept as a timeout keeps it
+    except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``partial``)
         exc.partial = timed_out_result(cfg, exc, seen)
-        raise
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return exc.partial
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:

@@ -86,8 +86,7 @@ class SweepRequest(ExecSettings):
 
 
 def interrupted_message(record: RunRecord, total: int) -> str:
-    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``, and the one
-    cut with the timed calls it kept."""
+    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``, the cut named."""
     short = record.short_of_rounds
     rounds = f" ({short} with fewer rounds than asked)" if short else ""
     for r in (r for r in record.results if r.status == "interrupted"):  # its calls timed before the signal
@@ -326,8 +325,7 @@ def _run_rounds(
     """Every round of every config, each committed (and appended to ``results``) after its last round. On
     Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
     short): committed, or after a failed write without a ``config_id``; the exception goes on. The config Ctrl-C
-    cut in its first round is kept ``interrupted`` with its calls timed before it (``run_config``'s ``partial``);
-    one cut in a later round stands on the rounds it finished."""
+    cut in its first round is kept with the calls timed before it (``run_config``'s ``partial``)."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0
 

@@ -103,7 +103,8 @@ def summary_line(cmp: RunComparison) -> str:
     said = {v: f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n}
     for v, n in Counter(c.verdict for c in cmp.configs if c.contended).items():
         said[v] += f" ({n} on a busy host)"
-    line = f"{', '.join(said.values()) or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
+    counts = ", ".join(said.values())
+    line = f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
     return line + "".join(
         f"; BASE's {b!r} and NEW's {n!r} name files of one name spelled differently: configs match by the name as "
         "typed (if they are one file, run both from one folder with one spelling)"

@@ -104,9 +104,8 @@ class ConfigComparison:
     the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown, 0 in
     BASE, or a CPU peak not the config's own or under 1 MiB (docs/design.md); ``top_op_share_ratio`` where both name
     the same top op; ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have
-    an op table; ``contended`` ``{"base", "new"}``: the CPUs other processes kept busy while each was timed
-    (``extra["other_cpus"]``), when either is busy by ``run``'s busy-host rule
-    (:func:`~surrobench.execution.host_facts.busy_others`), else None; ``notes`` one-line remarks (small samples, an
+    an op table; ``contended`` both sides' ``other_cpus`` (``{"base", "new"}``) when either is busy by ``run``'s rule
+    (:func:`~surrobench.execution.host_facts.busy_others`); ``notes`` one-line remarks (small samples, an
     inconclusive change, a failed config, a busy host)."""
 
     base: ConfigResult
