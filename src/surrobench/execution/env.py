@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from surrobench.execution.host_facts import busy_others
+from surrobench.execution.host_facts import busy_others, host_load
 
 #: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
 #: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
@@ -125,15 +125,6 @@ def fingerprint(device: str) -> dict:
         env["gpu_sm_count"] = int(props.multi_processor_count)
         env["gpu_clocks"] = {"before": gpu_readings(), "after": None}
     return env
-
-
-def host_load() -> tuple[float | None, int]:
-    """(1-minute load average or None where the OS has none, logical CPU count)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = None
-    return load, os.cpu_count() or 1
 
 
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:

@@ -42,6 +42,15 @@ def other_cpus(since: tuple[float, float, float] | None) -> float | None:
     return max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
 
 
+def host_load() -> tuple[float | None, int]:
+    """(1-minute load average or None where the OS has none, logical CPU count)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = None
+    return load, os.cpu_count() or 1
+
+
 def busy_others(others: float | None, cpus: int, load_1m: float | None = None, threads: int = 0) -> float | None:
     """The CPUs other processes kept busy when over :data:`BUSY_SHARE` of ``cpus``, else None: ``others`` as
     :func:`other_cpus` measured them; without it, the 1-minute load average less torch's ``threads``."""
@@ -85,8 +94,6 @@ def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | 
     :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), :func:`other_cpus` since
     ``since``, :func:`subnormal_share` of ``module`` and ``inputs``."""
     import torch
-
-    from surrobench.execution.env import host_load
 
     facts = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
     return {**facts, "other_cpus": other_cpus(since), "subnormal_share": subnormal_share(module, inputs)}
