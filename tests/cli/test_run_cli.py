@@ -286,6 +286,29 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
         assert store.run_state(doc["run_id"]) == "interrupted" and len(store.load_run(doc["run_id"]).results) == 1
 
 
+def test_ctrl_c_inside_a_configs_timed_calls_stores_the_calls_timed_before_it(tmp_path, capsys, monkeypatch):
+    """Ctrl-C after 3 timed calls of the only config: stored ``interrupted`` with those 3, the line says so."""
+    from surrobench.execution import sweep
+
+    real, calls = sweep.run_config, []
+
+    def before_each():
+        calls.append(1)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_config", lambda cfg, prepared, **limits: real(cfg, prepared, before_each))
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    args = ["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1", "--device", "cpu", "--iters", "50"]
+    assert run_cli([*args, "--warmup", "0", "--db", str(db), "--json", str(out)]) == 130
+    (kept,) = json.loads(out.read_text())["results"]
+    assert kept["status"] == "interrupted" and len(kept["samples_ms"]) == 3 and kept["rounds_planned"] is None
+    assert "1 of 1 configs stored" in capsys.readouterr().err
+    with ResultStore(db) as store:
+        (stored,) = store.load_run(json.loads(out.read_text())["run_id"]).results
+    assert stored.status == "interrupted" and stored.extra["timed_calls"] == 3
+
+
 def test_a_signal_after_the_sweep_while_the_tables_print_keeps_the_json(tmp_path, monkeypatch):
     """The run is stored and complete; Ctrl-C (or SIGTERM) while its tables print must not lose --json."""
     from surrobench.cli import run as run_command

@@ -64,3 +64,23 @@ def test_a_limit_hit_after_the_first_call_with_no_warm_up_names_the_input_sets_c
     result = _run(module, timeout_s=0.3, warmup=0, iters=5, input_sets=2)
     assert result.status == "timeout" and result.extra["timeout_phase"] == "input_sets_check"
     assert result.cold_start_ms is not None and result.extra["timed_calls"] == 0
+
+
+@pytest.mark.parametrize("calls", [1, 3])
+def test_ctrl_c_keeps_the_timed_calls_that_finished_as_a_timeout_does(calls):
+    """A before_each that raises KeyboardInterrupt before timed call ``calls + 1``: the config goes on with the
+    exception, ``interrupted``, with the ``calls`` timed before it (one call too: its statistics from one)."""
+    seen = []
+
+    def before_each():
+        seen.append(1)
+        if len(seen) > calls:
+            raise KeyboardInterrupt
+
+    prepared = prepare_model(TinySurrogate(lambda: Sleeps(0.0, 0.0)), "cpu", 0)
+    with pytest.raises(KeyboardInterrupt) as cut:
+        run_config(exec_config(warmup=0, iters=50), prepared, before_each)
+    kept = cut.value.partial
+    assert kept.status == "interrupted" and kept.extra["timed_calls"] == calls == len(kept.samples_ms)
+    assert kept.latency_ms is not None and kept.extra["timeout_phase"] == "timed" and kept.extra["timeout_s"] is None
+    assert f"{calls} of 50" in kept.error

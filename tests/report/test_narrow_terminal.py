@@ -14,7 +14,19 @@ from surrobench.report.optimize import SPEEDUP_HEADER, off_device, off_line, opt
 from surrobench.report.run import results_table
 from surrobench.results.store import RunSummary
 
-ALL_RESULT_COLUMNS = ("model", "shape", "B", "prec", "mode", "median ms", "P95 ms", "samples/s", "points/s", "peak MiB")
+ALL_RESULT_COLUMNS = (
+    "model",
+    "shape",
+    "B",
+    "prec",
+    "mode",
+    "median ms",
+    "95% CI",
+    "P95 ms",
+    "samples/s",
+    "points/s",
+    "peak MiB",
+)
 
 
 def _render(renderable, width: int, **print_kw) -> str:
@@ -25,6 +37,22 @@ def _render(renderable, width: int, **print_kw) -> str:
 
 def _headers(table) -> list[str]:
     return [c.header for c in table.columns]
+
+
+def test_the_run_table_shows_the_medians_interval_within_120_columns_and_markdown_keeps_its_column():
+    """The README's first run (fno2d at 64, batches 1 and 4) keeps every default column at 120 columns."""
+    from surrobench.report.cells import result_cells
+    from surrobench.report.run import results_markdown
+
+    results = [config(latency_samples(ms, 0.05, n=200), batch=b) for ms, b in ((7.46, 1), (47.56, 4), (1234.5, 16))]
+    assert _headers(results_table(results[:2], title="run x", width=120)) == [*ALL_RESULT_COLUMNS, "status"]
+    cis = [r.latency_ms.ci95_median for r in results]
+    assert [result_cells(r)["median_ci"] for r in results] == [
+        f"[{cis[0][0]:.2f}, {cis[0][1]:.2f}]",  # 7.46: to the hundredth
+        f"[{cis[1][0]:.1f}, {cis[1][1]:.1f}]",
+        f"[{cis[2][0]:.0f}, {cis[2][1]:.0f}]",
+    ]
+    assert "| median ms | 95% CI of median |" in results_markdown(results)
 
 
 @pytest.mark.parametrize("width", (80, 100))

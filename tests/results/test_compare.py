@@ -290,3 +290,22 @@ def test_a_pair_that_ran_with_other_settings_says_which():
     threads = config(s, mode="cudagraph", extra={"threads": 1})
     cmp = compare_runs(run("a", [plain]), run("b", [threads]), ignore_fields="mode")
     assert cmp.configs[0].notes[0] == "settings differ: BASE eager, NEW cudagraph threads=1"
+
+
+def test_a_pair_timed_while_other_processes_kept_the_cpus_busy_says_so():
+    """As a trial stored it: BASE timed with about 1.0 of 2 usable CPUs busy with other processes, NEW on a quiet
+    host, the same code 1.8x "faster": the verdict stands, marked contended, and the headline counts it apart."""
+    from surrobench.report.comparison import summary_line
+
+    busy, quiet = ({"usable_cpus": 2, "torch_threads": 1, "other_cpus": others} for others in (0.98, 0.0))
+    base = run(
+        "a", [config(latency_samples(17.2, 0.01, seed=1), extra=busy), config(latency_samples(2.0, 0.01), size=32)]
+    )
+    new = run(
+        "b", [config(latency_samples(9.3, 0.01, seed=2), extra=quiet), config(latency_samples(2.0, 0.01), size=32)]
+    )
+    contended, calm = compare_runs(base, new).configs
+    assert contended.verdict == "improved" and contended.contended == {"base": 0.98, "new": 0.0}
+    assert calm.contended is None and json.loads(json.dumps(contended.to_json()))["contended"]["base"] == 0.98
+    assert "1 on a busy host" in summary_line(compare_runs(base, new))
+    assert compare_runs(new, new).configs[0].contended is None

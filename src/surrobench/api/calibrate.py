@@ -84,8 +84,8 @@ def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
     """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``: a
-    :func:`~surrobench.execution.env.host_load` before and after measuring; load average over
-    :data:`~surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs), repeats spread over :data:`MAX_SPREAD`."""
+    :func:`~surrobench.execution.env.host_load` before and after measuring; the load less ``threads`` over
+    :data:`~surrobench.execution.host_facts.BUSY_SHARE` of the CPUs), repeats spread over :data:`MAX_SPREAD`."""
     problems = []
     if device == "cpu":
         busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)

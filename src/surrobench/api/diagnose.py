@@ -113,9 +113,10 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
 
 def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds, flops: dict | None = None) -> list:
     """Every detector over ``evidence`` and the run's results (:func:`diagnose_run`), with the run's device memory
-    and its busy-host warning (its load, CPUs and torch threads)."""
+    and its busy-host warning (its load, CPUs, torch threads and other processes' CPUs)."""
     env = record.env
-    busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+    load, cpus, threads = env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1
+    busy = busy_host_warning(load, cpus, threads, record.results)
     memory = env.get("gpu_memory_bytes")
     return diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy

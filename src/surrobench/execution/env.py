@@ -8,16 +8,16 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
 
+from surrobench.execution.host_facts import busy_others, host_load
+
 #: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
 #: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
 CLOCK_DROP_FRACTION = 0.9
-#: The host counts as busy when its 1-minute load average exceeds this fraction of its logical CPUs: at the CPU
-#: count every core already has a runnable task (proc(5), /proc/loadavg).
-BUSY_LOAD_FRACTION = 1.0
 
 
 def _cpu_model() -> str:
@@ -127,22 +127,16 @@ def fingerprint(device: str) -> dict:
     return env
 
 
-def host_load() -> tuple[float | None, int]:
-    """(1-minute load average or None where the OS has none, logical CPU count)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = None
-    return load, os.cpu_count() or 1
-
-
-def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> str | None:
-    """One line when the 1-minute load average was over :data:`BUSY_LOAD_FRACTION` of the CPUs, naming torch's
-    ``threads``."""
-    if load_1m is None or load_1m <= BUSY_LOAD_FRACTION * cpu_count:
+def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:
+    """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
+    most CPUs they kept busy while one of ``results``, ConfigResults, was timed; none read: the 1-minute load
+    average less torch's ``threads``), naming ``threads``."""
+    others = max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
+    if busy_others(others, cpu_count, load_1m, threads) is None:
         return None
+    what = f"1-minute load average {load_1m:.1f} on" if others is None else f"other processes used {others:.1f} of"
     return (
-        f"busy host: 1-minute load average {load_1m:.1f} on {cpu_count} CPU(s) while torch used {threads} "
+        f"busy host: {what} {cpu_count} CPU(s) while torch used {threads} "
         f"thread(s); other processes share the cores, so timings are noisy "
         f"({'try 1 thread, or more rounds' if threads > 1 else 'try more rounds, or a quieter machine'})"
     )

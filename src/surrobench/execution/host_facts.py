@@ -15,6 +15,9 @@ if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS 
 #: Those that are readings of the host and the model, not settings of the config: compare leaves them out of
 #: the per-config settings that differ (:mod:`surrobench.results.compare`).
 HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
+#: The host counts as busy when other processes keep more than this share of its CPUs busy: 1.0 of 2 usable CPUs
+#: took one thread's timings from 9.3 to 17.2 ms between two runs of one code, minutes apart (docs/compare.md).
+BUSY_SHARE = 0.25
 #: The kernel's CPU time counters (proc(5)): the first line sums every CPU's, in clock ticks.
 PROC_STAT = Path("/proc/stat")
 
@@ -37,6 +40,23 @@ def other_cpus(since: tuple[float, float, float] | None) -> float | None:
     if since is None or now is None or now[0] <= since[0]:
         return None
     return max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
+
+
+def host_load() -> tuple[float | None, int]:
+    """(1-minute load average or None where the OS has none, logical CPU count)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = None
+    return load, os.cpu_count() or 1
+
+
+def busy_others(others: float | None, cpus: int, load_1m: float | None = None, threads: int = 0) -> float | None:
+    """The CPUs other processes kept busy when over :data:`BUSY_SHARE` of ``cpus``, else None: ``others`` as
+    :func:`other_cpus` measured them; without it, the 1-minute load average less torch's ``threads``."""
+    if others is None and load_1m is not None:
+        others = max(load_1m - threads, 0.0)
+    return others if others is not None and others > BUSY_SHARE * cpus else None
 
 
 def free_cores_of(usable: int, others: float) -> int:
@@ -74,8 +94,6 @@ def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | 
     :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), :func:`other_cpus` since
     ``since``, :func:`subnormal_share` of ``module`` and ``inputs``."""
     import torch
-
-    from surrobench.execution.env import host_load
 
     facts = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
     return {**facts, "other_cpus": other_cpus(since), "subnormal_share": subnormal_share(module, inputs)}

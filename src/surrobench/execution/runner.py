@@ -272,19 +272,22 @@ TIMEOUT_PHASES = {
 }
 
 
-def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigResult:
-    """``cfg`` recorded ``timeout`` with what was measured before the limit; ``extra``: ``timed_calls``,
-    ``timeout_s``, ``timeout_phase`` (a key of :data:`TIMEOUT_PHASES`)."""
-    done = len(exc.timed_ms)
-    where = f"after {done} of {cfg.iters} timed calls" if done else TIMEOUT_PHASES[seen.get("phase", "setup")]
-    exc.args = (f"{exc} {where}",)
-    base = failed_result(cfg, "timeout", exc, seen.get("inputs", ()))
-    extra = {**base.extra, "timeout_s": exc.timeout_s, "timed_calls": done, "timeout_phase": seen.get("phase", "setup")}
-    if not done:
+def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout | KeyboardInterrupt, seen: dict) -> ConfigResult:
+    """``cfg`` recorded ``timeout`` (after Ctrl-C or a signal: ``interrupted``) with what was measured before it,
+    its statistics from however few timed calls finished; ``extra``: ``timed_calls``, ``timeout_phase`` (where it
+    was cut, a key of :data:`TIMEOUT_PHASES`), ``timeout_s`` (None when interrupted)."""
+    timed, device_ms = getattr(exc, "timed_ms", ()), getattr(exc, "device_ms", ())
+    where = f"after {len(timed)} of {cfg.iters} timed calls" if timed else TIMEOUT_PHASES[seen.get("phase", "setup")]
+    timeout = isinstance(exc, ConfigTimeout)
+    exc.args = (f"{exc if timeout else 'Ctrl-C or a signal'} {where}",)
+    base = failed_result(cfg, "timeout" if timeout else "interrupted", exc, seen.get("inputs", ()))
+    extra = {**base.extra, "timeout_s": getattr(exc, "timeout_s", None), "timed_calls": len(timed)}
+    extra["timeout_phase"] = seen.get("phase", "setup")
+    if not timed:
         return replace(base, cold_start_ms=seen.get("cold_ms"), extra=extra)
-    samples = TimedSamples(np.asarray(exc.timed_ms), np.asarray(exc.device_ms) if exc.device_ms else None)
+    samples = TimedSamples(np.asarray(timed), np.asarray(device_ms) if device_ms else None)
     partial = timed_result(cfg, base.inputs, seen["points"], seen["cold_ms"], samples, seen["tracker"].stop())
-    return replace(partial, status="timeout", error=base.error, extra={**partial.extra, **extra})
+    return replace(partial, status=base.status, error=base.error, extra={**partial.extra, **extra})
 
 
 def run_config(
@@ -298,6 +301,7 @@ def run_config(
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
+        KeyboardInterrupt: Ctrl-C or a signal, its ``partial`` the config ``interrupted`` (:func:`timed_out_result`).
     """
     seen: dict = {}
     try:
@@ -305,8 +309,11 @@ def run_config(
             return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
-    except ConfigTimeout as exc:
-        return timed_out_result(cfg, exc, seen)
+    except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``partial``)
+        exc.partial = timed_out_result(cfg, exc, seen)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return exc.partial
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:

@@ -86,9 +86,11 @@ class SweepRequest(ExecSettings):
 
 
 def interrupted_message(record: RunRecord, total: int) -> str:
-    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``."""
+    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``, the cut named."""
     short = record.short_of_rounds
     rounds = f" ({short} with fewer rounds than asked)" if short else ""
+    for r in (r for r in record.results if r.status == "interrupted"):  # its calls timed before the signal
+        rounds += f", {r.label()} cut after {r.extra['timed_calls']} of {r.iters} timed calls"
     return f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}"
 
 
@@ -322,16 +324,18 @@ def _run_rounds(
 ) -> None:
     """Every round of every config, each committed (and appended to ``results``) after its last round. On
     Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
-    short): committed, or after a failed write without a ``config_id``; the exception goes on."""
+    short): committed, or after a failed write without a ``config_id``; the exception goes on. The config Ctrl-C
+    cut in its first round is kept with the calls timed before it (``run_config``'s ``partial``)."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0
 
-    def merged(done: list[ConfigResult], extra: dict) -> ConfigResult:
+    def merged(done: list[ConfigResult]) -> ConfigResult:
         result = merge_rounds(done)
-        return replace(result, extra={**result.extra, **extra})
+        short = {"rounds": len(done), "rounds_planned": n_rounds} if len(done) < n_rounds else {}
+        return replace(result, extra={**result.extra, **short})
 
-    def commit(done: list[ConfigResult], extra: dict) -> None:
-        result = merged(done, extra)
+    def commit(done: list[ConfigResult]) -> None:
+        result = merged(done)
         results.append(replace(result, config_id=store.add_result(run_id, result)))
 
     try:
@@ -341,18 +345,16 @@ def _run_rounds(
                 done.append(measure(cfg))
                 on_result(done[-1])
                 if final:
-                    commit(done, {})
+                    commit(done)
                     committed += 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, StoreWriteError) as exc:
+        if hasattr(exc, "partial") and not done:
+            done.append(exc.partial)
         for done in rounds[committed:]:
-            if done:
-                commit(done, {"rounds": len(done), "rounds_planned": n_rounds})
-        raise
-    except StoreWriteError:
-        for done in rounds[committed:]:
-            if done:
-                short = len(done) < n_rounds
-                results.append(merged(done, {"rounds": len(done), "rounds_planned": n_rounds} if short else {}))
+            if done and isinstance(exc, KeyboardInterrupt):
+                commit(done)
+            elif done:
+                results.append(merged(done))
         raise
 
 
@@ -369,7 +371,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads())
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
     if busy:
         warnings.append(busy)
     if noisy:

@@ -75,8 +75,8 @@ def time_loop(
     before each call, outside the timed region, with the device idle.
 
     Raises:
-        ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
-            the iterations that finished.
+        ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), or KeyboardInterrupt
+            (Ctrl-C or a signal), carrying the times of the iterations that finished (``timed_ms``, ``device_ms``).
     """
     cuda = device == "cuda"
     latency_ns = np.empty(iters, dtype=np.int64)
@@ -100,7 +100,7 @@ def time_loop(
                 torch.cuda.synchronize()
             latency_ns[i] = time.perf_counter_ns() - t0
             done += 1
-    except ConfigTimeout as exc:  # the finished iterations were synchronized: their events are complete
+    except (ConfigTimeout, KeyboardInterrupt) as exc:  # the finished iterations' events are complete (synchronized)
         exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
         exc.device_ms = tuple(s.elapsed_time(e) for s, e in zip(starts[:done], ends[:done]))
         raise

@@ -16,11 +16,12 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 #: Where a config runs; ``auto`` (CUDA when torch sees a GPU) is resolved before a config is made.
 DEVICES = ("cpu", "cuda")
 #: How a config ended: measured, out of memory, another exception, over its time limit (``--timeout-s``; what was
-#: measured before it is kept), or measured with an output holding NaN/Inf on some input set and call (its timings
-#: kept, the tensor and the call in ``extra["nonfinite"]``: :mod:`surrobench.execution.sanity`). Every status but
-#: ``ok`` is a failed config (exit 3, never compared, never optimized). Run documents before run-v4 and databases
-#: before it hold a non-finite output as ``error``.
-STATUSES = ("ok", "oom", "error", "timeout", "nonfinite")
+#: measured before it is kept), measured with an output holding NaN/Inf on some input set and call (its timings
+#: kept, the tensor and the call in ``extra["nonfinite"]``: :mod:`surrobench.execution.sanity`), or cut by Ctrl-C or
+#: a signal (what was measured kept, as a timeout keeps it). Every status but ``ok`` is a failed config (exit 3,
+#: never compared, never optimized). Run documents before run-v4 and databases before it hold a non-finite output
+#: as ``error``.
+STATUSES = ("ok", "oom", "error", "timeout", "nonfinite", "interrupted")
 #: An optimize candidate's verdict: faster by the rule and accurate; slower by the rule; neither (inside the noise,
 #: or its interval too wide to tell: optimize-v3); outside the tolerance; not tried for a stated reason; tried and
 #: raised. The rule: :mod:`surrobench.records.paired` (docs/design.md, "Faster: one rule for a pair").

@@ -25,8 +25,10 @@ def failure_text(r: ConfigResult) -> str:
 
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
-    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown."""
+    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown; ``median_ci``
+    the median's 95% CI to the decimals that leave the median 3 digits (7.46: ``[5.89, 8.10]``; 382: ``[380, 386]``)."""
     lat = r.latency_ms
+    places = max(3 - len(str(int(lat.median))), 0) if lat else 0
     where = placement(r)
     return {
         "model": r.model,
@@ -36,6 +38,7 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "mode": mode_text(r.mode, r.extra),  # with the settings it ran with: threads=1, channels_last
         "median": fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
+        "median_ci": f"[{lat.ci95_median[0]:.{places}f}, {lat.ci95_median[1]:.{places}f}]" if lat else "-",
         "p95": fmt(lat.p95 if lat else None),
         "device": fmt(r.device_ms.median if r.device_ms else None),
         "cold_start": fmt(r.cold_start_ms, ".1f"),

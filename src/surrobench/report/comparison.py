@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 from rich.table import Table
 
@@ -97,9 +98,12 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
 
 
 def summary_line(cmp: RunComparison) -> str:
-    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``, then each model
-    spelled two ways (:attr:`RunComparison.respelled`)."""
-    counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n)
+    """``2 regressed (1 on a busy host), 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``
+    (:attr:`ConfigComparison.contended`), then each model spelled two ways (:attr:`RunComparison.respelled`)."""
+    said = {v: f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n}
+    for v, n in Counter(c.verdict for c in cmp.configs if c.contended).items():
+        said[v] += f" ({n} on a busy host)"
+    counts = ", ".join(said.values())
     line = f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
     return line + "".join(
         f"; BASE's {b!r} and NEW's {n!r} name files of one name spelled differently: configs match by the name as "

@@ -47,6 +47,7 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None, wid
         (Col("prec", keep=True), "precision"),
         (Col("mode", keep=True), "mode"),
         (Col("median ms", "right", keep=True), "median"),
+        (Col("95% CI", "right", keep=True, minor=6), "median_ci"),
         (Col("P95 ms", "right", keep=True), "p95"),
     ]
     columns += [(Col("device ms", "right", keep=True, minor=1), "device")] if with_device else []

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
-from surrobench.execution.host_facts import HOST_READINGS
+from surrobench.execution.host_facts import HOST_READINGS, busy_others
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, mode_text
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
-from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, grouped
+from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, fmt, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, ratio
 from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
@@ -104,7 +104,9 @@ class ConfigComparison:
     the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown, 0 in
     BASE, or a CPU peak not the config's own or under 1 MiB (docs/design.md); ``top_op_share_ratio`` where both name
     the same top op; ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have
-    an op table; ``notes`` one-line remarks (small samples, an inconclusive change, a failed config)."""
+    an op table; ``contended`` both sides' ``other_cpus`` (``{"base", "new"}``) when either is busy by ``run``'s rule
+    (:func:`~surrobench.execution.host_facts.busy_others`); ``notes`` one-line remarks (small samples, an
+    inconclusive change, a failed config, a busy host)."""
 
     base: ConfigResult
     new: ConfigResult
@@ -116,6 +118,7 @@ class ConfigComparison:
     top_op_share_ratio: float | None = None
     p95_trustworthy: bool = False
     op_deltas: tuple[OpDelta, ...] = ()
+    contended: dict[str, float | None] | None = None
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
@@ -137,6 +140,7 @@ class ConfigComparison:
             "top_op_share_ratio": self.top_op_share_ratio,
             "p95_trustworthy": self.p95_trustworthy,
             "verdict": self.verdict,
+            "contended": self.contended,
             "notes": list(self.notes),
             "op_deltas": [d.to_json() for d in self.op_deltas],
         }
@@ -360,6 +364,8 @@ def compare_config(
         UsageError: threshold not in [0, 1).
     """
     rule = _rule(threshold)
+    others = {"base": base.extra.get("other_cpus"), "new": new.extra.get("other_cpus")}
+    busy = any(busy_others(others[k], r.extra.get("usable_cpus") or 1) for k, r in (("base", base), ("new", new)))
     own = all(
         r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
         for r in (base, new)
@@ -369,9 +375,13 @@ def compare_config(
         "peak_mem_ratio": ratio(new.peak_mem_bytes, base.peak_mem_bytes) if own else None,
         "top_op_share_ratio": ratio(new.top_op.get("share"), base.top_op.get("share")) if same_top else None,
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
+        "contended": others if busy else None,
     }
     settings = settings_note(base, new)
     notes = [settings] if settings else []
+    if busy:
+        b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
+        notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")
     if base.status != "ok" or new.status != "ok" or not base.samples_ms or not new.samples_ms:
         verdict, note = _status_verdict(base, new)
         return ConfigComparison(base, new, verdict, notes=(*notes, note), **common)
