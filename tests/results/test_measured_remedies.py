@@ -247,6 +247,13 @@ def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden()
     assert lines[0].startswith(f"{label}: this diagnosis measured threads=1") and "0.79x" in lines[0]
     assert "tf32+compile" in lines[1] and "compile+tf32 1.20x" in lines[1]
     assert disagreements({label: mine}, {}) == [] and disagreements({}, {label: entry}) == []
+    assert "overlap" not in lines[0]  # 1.26x [1.10, 1.47] against 0.79x [0.75, 0.83]: apart
+    # a later trial: threads=2 inconclusive here, 1.33x [0.99, 1.47], accepted there, 1.21x [1.15, 1.27]: the
+    # intervals overlap, only the verdicts differ (not "the windows disagree")
+    close = (MeasuredRemedy("threads=2", "inconclusive", 1.33, (0.99, 1.47), 3.3, 0.8),)
+    both = optimize_entry({"candidates": [_cand("threads=2", "accepted", 1.21)], "recommended": ["threads=2"]})
+    (line,) = disagreements({label: close}, {label: both})
+    assert "overlap" in line and "disagree" not in line
 
 
 def test_optimize_is_cited_per_remedy_where_diagnose_did_not_judge_it_and_diagnose_s_own_wins():

@@ -384,7 +384,8 @@ def overlapping(findings: Sequence[Finding]) -> list[str]:
 def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: Mapping[str, dict]) -> list[str]:
     """A line per remedy this diagnosis measured faster that ``optimize`` (``{config label: its cited config
     object}``) measured not faster, or the other way round: two windows of the same config that disagree, each by
-    the one rule, and neither is hidden (``optimize --verify`` decides in fresh processes)."""
+    the one rule (or whose intervals overlap, only their verdicts differing), and neither is hidden (optimize's
+    verification in fresh processes decides)."""
     out = []
     for label, got in measured.items():
         theirs = {remedy_parts(c["name"]): c for c in (optimized.get(label) or {}).get("candidates", [])}
@@ -393,9 +394,12 @@ def disagreements(measured: Mapping[str, Sequence[MeasuredRemedy]], optimized: M
             if c is None or (m.verdict == "faster") == (c["verdict"] == "accepted"):
                 continue
             if m.verdict in MEASURED[:4] and c["verdict"] in ("accepted", *SLOWER):
+                lo, hi = Speedup.from_json(c["speedup"]).ci95
+                apart = m.ci95 is None or m.ci95[1] < lo or hi < m.ci95[0]  # else only the verdicts differ
                 out.append(
                     f"{label}: this diagnosis measured {m.text()}; optimize measured {c['name']} "
-                    f"{speedup_text(c['speedup'])}{'' if c['verdict'] == 'accepted' else ', not faster'}: the windows "
-                    "disagree (optimize --verify decides in fresh processes)"
+                    f"{speedup_text(c['speedup'])}{'' if c['verdict'] == 'accepted' else ', not faster'}: "
+                    f"{'the windows disagree' if apart else 'their intervals overlap, their verdicts differ'} "
+                    "(optimize's verification in fresh processes decides)"
                 )
     return out
