@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli
 
 import surrobench
-from surrobench.api.profile import profile_run
+from surrobench.api.profile import profile_phase
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution import sweep as sweep_module
 from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep
@@ -68,7 +68,7 @@ def test_profiling_pairs_results_with_configs_by_identity_not_position(swept):
         calls.append((cfg, result, config_id))
         return type("Report", (), {"config": result.with_top_op(f"op-b{cfg.batch}", 1.0)})()
 
-    profiled, reports = profile_run(plan, shuffled, store, None, profile_one=profile_one)
+    profiled, reports = profile_phase(plan, shuffled, store, None, profile_one=profile_one)
     assert len(calls) == 3
     for cfg, result, config_id in calls:
         assert cfg.batch == result.batch and cfg.shape.label() == result.shape_label
@@ -85,7 +85,7 @@ def test_a_result_of_another_plan_is_refused(swept):
         plan.config_for(other)
     unstored = replace(record, results=(replace(record.results[0], config_id=None),))
     with pytest.raises(ValueError, match="not stored"):
-        profile_run(plan, unstored, None, None, profile_one=lambda *a: None)
+        profile_phase(plan, unstored, None, None, profile_one=lambda *a: None)
 
 
 def test_a_profiled_command_plans_its_sweep_once(monkeypatch):

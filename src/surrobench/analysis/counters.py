@@ -106,19 +106,16 @@ def _tokens(name: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", name)) - {"void", "const", "at", "native", "std", "ul"}
 
 
-def join_rows(launches: tuple[KernelCounters, ...], table: KernelTable | None) -> list[KernelStat | None]:
-    """The kernel-table row of each launch: same base function name, most shared name tokens, ties to the longest; None."""
-    by_function = grouped(table.kernels if table is not None else (), lambda row: function_name(row.name))
-    joined = []
-    for k in launches:
-        rows = by_function.get(k.function, [])
-        theirs = _tokens(k.name)
-        joined.append(max(rows, key=lambda r: (len(_tokens(r.name) & theirs), r.device_us)) if rows else None)
-    return joined
-
-
 def measure_all(
     launches: tuple[KernelCounters, ...], table: KernelTable | None, ceilings: Ceilings | None
 ) -> tuple[MeasuredKernel, ...]:
-    """Every launch measured and joined (:func:`measure`, :func:`join_rows`), in launch order."""
-    return tuple(measure(k, ceilings, row) for k, row in zip(launches, join_rows(launches, table)))
+    """Every launch measured (:func:`measure`), in launch order, with its kernel-table row: same base function name,
+    most shared name tokens, ties to the longest (None without one)."""
+    by_function = grouped(table.kernels if table is not None else (), lambda row: function_name(row.name))
+    measured = []
+    for k in launches:
+        rows = by_function.get(k.function, [])
+        theirs = _tokens(k.name)
+        row = max(rows, key=lambda r: (len(_tokens(r.name) & theirs), r.device_us)) if rows else None
+        measured.append(measure(k, ceilings, row))
+    return tuple(measured)

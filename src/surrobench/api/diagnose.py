@@ -82,30 +82,25 @@ def failed_configs_json(results) -> list[dict]:
     return out
 
 
-def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
-    """The per-config part of a diagnosis ``context``, each ``{config label: object}``: ``roofline``, ``counters``
-    (Nsight Compute), ``system`` (:meth:`SystemView.to_json`, where ``--system`` measured one or a view was given),
-    ``host_floor`` (:func:`surrobench.analysis.diagnose.host_floors`), ``evidence_checks``
+def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
+    """The diagnosis ``context`` of a timed workload: its run id, device, every remedy its diagnosis measured
+    (``measured``, by config label), the configs that failed (:func:`failed_configs_json`) and per config, each
+    ``{config label: object}``: ``roofline``, ``counters`` (Nsight Compute), ``system`` (:meth:`SystemView.to_json`,
+    where ``--system`` measured one or a view was given), ``host_floor``
+    (:func:`surrobench.analysis.diagnose.host_floors`), ``evidence_checks``
     (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
-    bound of its counters at ``ceilings``: :func:`surrobench.analysis.roofline.roofline_headroom`)."""
+    bound of its counters at the device's ceilings: :func:`surrobench.analysis.roofline.roofline_headroom`)."""
+    ceilings = device_ceilings(record)[0]
     bounds = {ev.label: roofline_headroom(ev.counters, ev.step_ms(), ceilings) for ev in evidence}
     return {
+        "run_id": record.run_id,
+        "device_name": record.env["device_name"],
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
         "headroom": {label: bound.to_json() for label, bound in bounds.items() if bound is not None},
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "system": {ev.label: ev.system.to_json() for ev in evidence if ev.system is not None},
         "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
-    }
-
-
-def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
-    """The diagnosis ``context`` of a timed workload: its run id, device, :func:`evidence_context`, every remedy its
-    diagnosis measured (``measured``, by config label) and the configs that failed (:func:`failed_configs_json`)."""
-    return {
-        "run_id": record.run_id,
-        "device_name": record.env["device_name"],
-        **evidence_context(evidence, device_ceilings(record)[0]),
         "measured": {r.label(): r.extra[MEASURED_KEY] for r in record.results if MEASURED_KEY in r.extra},
         "failed_configs": failed_configs_json(record.results),
     }

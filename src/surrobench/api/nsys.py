@@ -41,7 +41,7 @@ def nsys_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: NsysOptions, run_id: str
 ) -> NsysReport:
     """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
-    :func:`surrobench.api.profile.profile_run`; ``store`` is unused)."""
+    :func:`surrobench.api.profile.profile_phase`; ``store`` is unused)."""
     base, result_path, target = child_files(cfg, run_id, options)
     done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
     child = json.loads(result_path.read_text()) if result_path.is_file() else {}

@@ -64,7 +64,7 @@ def step_note(check: EvidenceCheck) -> str:
 def perf_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: PerfOptions, run_id: str
 ) -> PerfReport:
-    """The system pass of one timed config (``profile_one`` of :func:`surrobench.api.profile.profile_run`);
+    """The system pass of one timed config (``profile_one`` of :func:`surrobench.api.profile.profile_phase`);
     ``store`` is unused: the system view is reported, not stored."""
     plan = window_schedule(result.latency_ms.median if result.latency_ms else None, options.window_s)
     svg = options.flamegraph_dir / f"{config_stem(run_id, cfg)}.svg" if options.flamegraph_dir else None

@@ -103,36 +103,6 @@ def profile_config(
     )
 
 
-def profile_run(
-    plan: SweepPlan,
-    record: RunRecord,
-    store: ResultStore,
-    options: ProfileOptions,
-    on_report: Callable[[ProfileReport], None] = lambda report: None,
-    profile_one: Callable = profile_config,
-) -> tuple[RunRecord, list[ProfileReport]]:
-    """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
-    ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its :class:`~surrobench.records.run.ChildReport`
-    with ``warnings``: :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``. Returns the run
-    with ``top_op`` set on each profiled config, and one report per ``ok`` config.
-
-    Raises:
-        ValueError: an ``ok`` result that was never stored (no ``config_id``).
-        KeyError: a result that is not a config of ``plan``.
-    """
-    results, reports = [], []
-    for result in record.results:
-        if result.status == "ok":
-            if result.config_id is None:
-                raise ValueError(f"run {record.run_id}: {result.label()} is not stored (no config_id)")
-            report = profile_one(plan.config_for(result), result, result.config_id, store, options, record.run_id)
-            result = report.config
-            reports.append(report)
-            on_report(report)
-        results.append(result)
-    return replace(record, results=tuple(results)), reports
-
-
 def interrupted_profiling(store: ResultStore, record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
     """Ctrl-C while profiling or after: ``record`` marked ``interrupted`` (:func:`mark_interrupted`); ``partial`` its
     :class:`Profile` (every config timed and stored, ``top_op`` set on those profiled) and the ``reports`` so far, of
@@ -190,24 +160,34 @@ def profile_phase(
     profile_one: Callable = profile_config,
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list]:
-    """:func:`profile_run` of a run left ``running`` (``execute_sweep(..., finish=False)``), then marked
-    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (kept if it is interrupted).
+    """Profile every ``ok`` config of a run of ``plan`` left ``running`` (``execute_sweep(..., finish=False)``; each
+    found by :meth:`SweepPlan.config_for`), then mark it ``complete``. ``profile_one(cfg, result, config_id, store,
+    options, run_id)`` -> its :class:`~surrobench.records.run.ChildReport` with ``warnings``: :func:`profile_config`,
+    ``api.perf.perf_config`` or ``api.nsys.nsys_config``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report``
+    per report (kept if it is interrupted). Returns the run with ``top_op`` set on each profiled config, and one
+    report per ``ok`` config.
 
     Raises:
+        ValueError: an ``ok`` result that was never stored (no ``config_id``).
+        KeyError: a result that is not a config of ``plan``.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, as :func:`interrupted_profiling`
             with the reports of the configs profiled before it (their op tables stored; the one running is not).
         Unsaved: a write to ``store`` failed; the run marked ``unsaved`` where the database takes it.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
-    done: list = []
-
-    def on_report(report) -> None:
-        done.append(report)
-        hooks.on_report(report)
-
+    results, done = [], []
     try:
         hooks.on_profile_start(to_profile)
-        record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
+        for result in record.results:
+            if result.status == "ok":
+                if result.config_id is None:
+                    raise ValueError(f"run {record.run_id}: {result.label()} is not stored (no config_id)")
+                report = profile_one(plan.config_for(result), result, result.config_id, store, options, record.run_id)
+                result = report.config
+                done.append(report)
+                hooks.on_report(report)
+            results.append(result)
+        record = replace(record, results=tuple(results))
         store.finish_run(record.run_id)
     except (KeyboardInterrupt, StoreWriteError) as exc:  # the run with the top op of the configs profiled
         profiled = {r.config.config_id: r.config for r in done}
@@ -215,7 +195,7 @@ def profile_phase(
         if isinstance(exc, StoreWriteError):  # the timings were stored
             raise unsaved(store, cut, exc, len(plan.configs)) from None
         raise interrupted_profiling(store, cut, len(plan.configs), done, to_profile) from None
-    return record, reports
+    return record, done
 
 
 def check_schedule(schedule: object) -> ProfileSchedule:

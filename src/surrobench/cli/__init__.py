@@ -102,9 +102,11 @@ def _run(args: list[str]) -> None:
     if args[0] != "--version":  # the version is printed before any command is parsed: it needs none of them
         _register()
     with signals_as_interrupt():
+        real = sys.stdout
         try:
-            with _guarded_stdout():
-                code = app(args=args, prog_name="surrobench", standalone_mode=False)
+            guard = sys.stdout = _StdoutGuard(real)  # the command's standard output, flushed at its end; then restored
+            code = app(args=args, prog_name="surrobench", standalone_mode=False)
+            guard.flush()
         except UsageError as exc:
             from surrobench.cli.options import usage_line  # the options (and numpy) only for an error: --version
 
@@ -115,6 +117,8 @@ def _run(args: list[str]) -> None:
             _fail(" ".join(exc.format_message().split()), exc.exit_code)
         except (typer.Abort, KeyboardInterrupt):  # click's form of end-of-input and of a KeyboardInterrupt outside
             _interrupted("interrupted")  # a sweep; a KeyboardInterrupt as itself when it came as click returned
+        finally:
+            sys.stdout = real
         if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
             _interrupted("interrupted")
         sys.exit(code if isinstance(code, int) else EXIT_OK)
@@ -157,18 +161,6 @@ class _StdoutGuard(io.TextIOBase):
     @property
     def encoding(self) -> str:
         return getattr(self._stream, "encoding", None) or "utf-8"
-
-
-@contextlib.contextmanager
-def _guarded_stdout():
-    """:class:`_StdoutGuard` around ``sys.stdout`` for the command, flushed at the end; restored after."""
-    real = sys.stdout
-    guard = sys.stdout = _StdoutGuard(real)
-    try:
-        yield
-        guard.flush()
-    finally:
-        sys.stdout = real
 
 
 def entry() -> None:

@@ -1,4 +1,4 @@
-"""The profiling phase's options, trace folder and trace files (the phase: :func:`surrobench.api.profile.profile_run`),
+"""The profiling phase's options, trace folder and trace files (the phase: :func:`surrobench.api.profile.profile_phase`),
 and how long the system-level phase samples: ``window_s`` of steps by the timed median, at least one."""
 
 from __future__ import annotations

@@ -92,16 +92,3 @@ def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, d
         return outputs[k]
 
     return step
-
-
-def build_step(
-    mode: str, model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
-) -> Step:
-    """The ``mode``'s ``step(i)`` (``eager``, ``compile``, ``cudagraph``); ``compile_mode`` reaches
-    ``torch.compile`` only."""
-    if mode == "compile":
-        # Static shapes; Dynamo reset first: otherwise the recompile limit is hit across a sweep and later configs
-        # fall back to eager silently.
-        torch._dynamo.reset()
-        return eager_step(torch.compile(model, dynamic=False, mode=compile_mode), input_sets, precision, device)
-    return {"eager": eager_step, "cudagraph": cudagraph_step}[mode](model, input_sets, precision, device)

@@ -50,9 +50,11 @@ _GRAPH = (
 )
 
 
-def _remedies(device: str, thorough: bool) -> list[Remedy]:
-    """Every remedy, cheapest setup first: the search measures in this order, so a budget spent on long
-    compilations leaves the quick remedies measured."""
+def candidate_remedies(device: str, *, thorough: bool = False, precision: str | None = None) -> list[Remedy]:
+    """The remedies tried on ``device``, cheapest setup first: the search measures in this order, so a budget spent
+    on long compilations leaves the quick remedies measured. On the CPU the CUDA-only ones too (the feasibility rules
+    say why not), on CUDA no thread counts; ``fp32`` from a reduced ``precision`` only (None: any; why:
+    docs/design.md)."""
     both, cuda = ("cuda", "cpu"), ("cuda",)
     tf32_code = ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")
     fp32_code = (*(c.replace("True", "False") for c in tf32_code if device == "cuda"), "y = model(x)  # no autocast")
@@ -97,7 +99,8 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
         settings = (("mode", "compile"),) + ((("compile_mode", mode),) if mode else ())
         code = f'model = torch.compile(model, mode="{mode}")' if mode else "model = torch.compile(model)"
         out.append(Remedy(name, settings, devices, summary, (code,)))
-    return out
+    keep = [r for r in out if device == "cpu" or "cuda" in r.devices]
+    return [r for r in keep if r.name != "fp32" or precision != "fp32"]
 
 
 def thread_counts() -> tuple[int, ...]:
@@ -114,13 +117,6 @@ def compiles(name: str) -> bool:
     """Whether the remedy or recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile
     remedy (each named ``compile`` or ``compile-MODE``)."""
     return any(part.startswith("compile") for part in name.split("+"))
-
-
-def candidate_remedies(device: str, *, thorough: bool = False, precision: str | None = None) -> list[Remedy]:
-    """The remedies tried on ``device``: on the CPU the CUDA-only ones too (the feasibility rules say why not), on
-    CUDA no thread counts; ``fp32`` from a reduced ``precision`` only (None: any; why: docs/design.md)."""
-    keep = [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
-    return [r for r in keep if r.name != "fp32" or precision != "fp32"]
 
 
 def off_device(device: str) -> set[str]:

@@ -24,7 +24,7 @@ from surrobench.execution.host_facts import cpu_times, host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
-from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
+from surrobench.execution.modes import Inputs, Step, channels_last_inputs, cudagraph_step, eager_step
 from surrobench.execution.sanity import MUTATED_KEY, MemoryWatch, check_calls, input_digest, merge_flags, mutated_inputs
 from surrobench.execution.sanity import nonfinite_message, output_tensors
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
@@ -156,8 +156,15 @@ def config_inputs(cfg: ExecConfig, prepared: PreparedModel) -> list[Inputs]:
 
 
 def config_step_of(cfg: ExecConfig, module: nn.Module, input_sets: list[Inputs]) -> Step:
-    """The mode's ``step(i)`` of ``cfg`` (not yet called)."""
-    return build_step(cfg.mode, module, input_sets, cfg.precision, cfg.device, cfg.compile_mode)
+    """The mode's ``step(i)`` of ``cfg`` (``eager``, ``compile``, ``cudagraph``; not yet called); ``cfg.compile_mode``
+    reaches ``torch.compile`` only."""
+    if cfg.mode == "compile":
+        # Static shapes; Dynamo reset first: otherwise the recompile limit is hit across a sweep and later configs
+        # fall back to eager silently.
+        torch._dynamo.reset()
+        compiled = torch.compile(module, dynamic=False, mode=cfg.compile_mode)
+        return eager_step(compiled, input_sets, cfg.precision, cfg.device)
+    return {"eager": eager_step, "cudagraph": cudagraph_step}[cfg.mode](module, input_sets, cfg.precision, cfg.device)
 
 
 def _measure(
