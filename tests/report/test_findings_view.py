@@ -177,7 +177,9 @@ def test_an_unknown_gain_reads_the_same_in_the_terminal_the_table_and_the_json()
     slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)
     kept = replace(_findings()[0], measured=(slower,), severity_estimated=True, estimated_gain_ms=None)
     assert (kept.gain["kind"], kept.gain["ms"]) == ("estimate", None)
-    assert brief_cells(kept)["gain"].endswith(f", {UNKNOWN_GAIN}") and finding_row(kept)[-1] == UNKNOWN_GAIN
+    assert (
+        brief_cells(kept)["gain"].endswith(f", {UNKNOWN_GAIN}") and finding_row(kept)[-1] == brief_cells(kept)["gain"]
+    )
 
 
 def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_as_a_saving():
@@ -195,7 +197,8 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
     kept = replace(base, measured=(slower,), severity_estimated=True, estimated_gain_ms=2.5)
     assert brief_cells(kept)["gain"] == none + ", severity est. from its ops' time, est. 2.500 ms/step"
     assert brief_cells(replace(kept, severity="info"))["gain"] == none  # no alarm: its severity is not at stake
-    assert finding_row(kept)[-1] == "2.500" and finding_row(replace(base, measured=(slower,)))[-1] == "0.000 (measured)"
+    for planted in (kept, replace(base, measured=(slower,))):  # the table says what the terminal says
+        assert finding_row(planted)[-1] == brief_cells(planted)["gain"]
     assert brief_cells(replace(base, measured=(slower, faster)))["gain"] == "saves 1.000 ms/step measured (cudagraph)"
     # a saving beyond the finding's ops (10% of the op time) and of a drifted window says both, in both views
     from surrobench.records.findings import OP_SHARE
@@ -209,3 +212,22 @@ def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_a
         == "saves 1.000 ms/step measured, whole step, its window drifted: 3 ms baseline (cudagraph)"
     )
     assert finding_row(both)[-1] == "1.000 (measured, whole step, its window drifted: 3 ms baseline)"
+
+
+def test_no_remedy_measured_faster_reads_the_same_in_the_terminal_and_the_table():
+    """A fresh-user trial (CPU, compile measured inconclusive 1.39x [0.88, 2.08]): the terminal read "no remedy it
+    names measured faster", the markdown cell "0.000 (measured)", a measured gain of nothing; the JSON keeps
+    ``{"kind": "measured", "ms": 0.0}`` (the ranking reads it), the terminal and the table say the same."""
+    from dataclasses import replace
+
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.report.findings import finding_row, findings_markdown
+
+    inconclusive = MeasuredRemedy("compile", "inconclusive", 1.39, (0.88, 2.08), 19.651, 5.5)
+    planted = replace(_findings()[0], severity="low", measured=(inconclusive,))
+    assert planted.none_faster and planted.best_measured is None
+    assert (planted.gain["kind"], planted.gain["ms"]) == ("measured", 0.0)
+    cell = brief_cells(planted)["gain"]
+    assert finding_row(planted)[-1] == cell and not cell[0].isdigit()
+    row = findings_markdown([planted]).splitlines()[2]
+    assert row.rstrip(" |").endswith(cell)
