@@ -20,6 +20,7 @@ from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, 
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
+from surrobench.execution.host_facts import busy_others
 from surrobench.execution.sweep import NO_HOOKS, Hooks, SweepInterrupted, SweepPlan, execute_sweep, interrupted_message
 from surrobench.execution.sweep import mark_interrupted, unsaved
 from surrobench.records.counters import ConfigCounters
@@ -37,7 +38,9 @@ class ProfileReport(ChildReport):
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms: a mean, as the op table's
             per-step times are averaged (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled
             ops never exceed it (a median would leave out preempted steps whose op times land in the sums).
-        overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
+        overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction; its JSON's
+            ``busy_others`` the CPUs other processes kept busy while the config was timed where the host was busy
+            (:func:`~surrobench.execution.host_facts.busy_others`, the rule of run's busy-host warning), else null.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
         counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
             (:mod:`surrobench.api.counters`); None otherwise.
@@ -61,6 +64,7 @@ class ProfileReport(ChildReport):
             "profiled_step_ms": self.profiled_step_ms,
             "unprofiled_ms": c.latency_ms.median if c.latency_ms else None,
             "overhead": self.overhead,
+            "busy_others": busy_others(c.extra.get("other_cpus"), c.extra.get("usable_cpus") or 1),
             "trace_path": self.trace_path,
             "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,

@@ -49,7 +49,7 @@ def label(report: dict) -> str:
 
 def summary_line(report: dict) -> str:
     """Basis, total time per step, steps (the table's times sum them) and the profiler's overhead against the timed
-    median."""
+    median, a busy host's too where other processes kept CPUs busy while it was timed (``busy_others``)."""
     table = report["op_table"]
     per_step_ms = table["total_us"] / table["active_steps"] / 1e3
     basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
@@ -59,7 +59,11 @@ def summary_line(report: dict) -> str:
         steps = (
             f"mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f} ms"
         )
-        text += f"; {steps}: profiler overhead {report['overhead']:+.0%}"
+        gap = f"profiler overhead {report['overhead']:+.0%}"
+        if (others := report.get("busy_others")) is not None:  # the gap is not the profiler's alone
+            busy = f"a busy host (other processes kept {others:.1f} CPUs busy while it was timed)"
+            gap = f"{report['overhead']:+.0%}, profiler overhead and {busy}"
+        text += f"; {steps}: {gap}"
     return text
 
 
