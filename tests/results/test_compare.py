@@ -309,3 +309,26 @@ def test_a_pair_timed_while_other_processes_kept_the_cpus_busy_says_so():
     assert calm.contended is None and json.loads(json.dumps(contended.to_json()))["contended"]["base"] == 0.98
     assert "1 on a busy host" in summary_line(compare_runs(base, new))
     assert compare_runs(new, new).configs[0].contended is None
+
+
+def test_the_verdict_cell_of_a_pair_timed_on_a_busy_host_says_so():
+    """A fresh-user trial: both configs regressed with other processes busy, and the table's verdict cells read a
+    plain ``regressed``; the terminal's and the markdown's cell is marked, the JSON's verdict stays the word."""
+    from surrobench.report.comparison import comparison_markdown, comparison_rows, comparison_tables
+
+    quiet, busy = ({"usable_cpus": 2, "torch_threads": 1, "other_cpus": others} for others in (0.1, 1.7))
+    base = run(
+        "a", [config(latency_samples(7.0, 0.01, seed=1), extra=quiet), config(latency_samples(2.0, 0.01), size=32)]
+    )
+    new = run(
+        "b", [config(latency_samples(26.0, 0.01, seed=2), extra=busy), config(latency_samples(2.0, 0.01), size=32)]
+    )
+    cmp = compare_runs(base, new)
+    contended = cmp.configs[0]
+    assert (contended.verdict, contended.contended) == ("regressed", {"base": 0.1, "new": 1.7})
+    assert contended.to_json()["verdict"] == "regressed"
+    cells = [row["verdict"] for row in comparison_rows(cmp)]
+    assert cells[0] == "regressed (busy host)" and "busy host" not in cells[1]
+    assert "| regressed (busy host) |" in comparison_markdown(cmp)
+    verdicts = next(list(c.cells) for c in comparison_tables(cmp, width=400)[0].columns if c.header == "verdict")
+    assert "busy host" in str(verdicts[0]) and "busy host" not in str(verdicts[1])

@@ -64,7 +64,8 @@ def _mib(v: int | None) -> float | None:
 
 
 def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
-    """One dict per matched config, keys :func:`comparison_columns`, values formatted plain text (not escaped)."""
+    """One dict per matched config, keys :func:`comparison_columns`, values formatted plain text (not escaped); the
+    verdict ``regressed (busy host)`` where :attr:`ConfigComparison.contended`."""
     rows = []
     for c in cmp.configs:
         b, n = c.base, c.new
@@ -91,7 +92,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
                 "peak MiB": peak,
                 "top op share": _top_op(c),
                 "A/A noise": "-" if c.speedup is None else f"{c.speedup.noise_floor:.1%}",
-                "verdict": c.verdict,
+                "verdict": f"{c.verdict} (busy host)" if c.contended else c.verdict,
             }
         )
     return rows
