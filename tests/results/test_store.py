@@ -79,6 +79,23 @@ def test_history_filters(tmp_path):
         assert [r.run_id for r in store.list_runs(since="2026-12")] == ["20261201-0900-ffff"]
 
 
+def test_history_counts_a_config_cut_by_ctrl_c_as_interrupted_not_failed(tmp_path):
+    """A fresh-user trial: a run cut by Ctrl-C whose config kept 1807 timed calls (``interrupted``) read "1 config,
+    1 failed" in ``surrobench history``."""
+    from dataclasses import replace
+
+    from surrobench.report.history import contents
+
+    with ResultStore(tmp_path / "r.db") as store:
+        store.begin_run(_run())
+        store.add_result("20261130-120000-abcd", _result(1, status="interrupted"))
+        store.add_result("20261130-120000-abcd", _result(2, status="error"))
+        (summary,) = store.list_runs()
+    assert (summary.n_configs, summary.n_failed, summary.n_interrupted) == (2, 1, 1)
+    assert contents(summary) == "2 configs, 1 failed, 1 interrupted"
+    assert contents(replace(summary, n_configs=1, n_failed=0)) == "1 config, 1 interrupted"
+
+
 def test_unknown_or_ambiguous_run_id(tmp_path):
     with ResultStore(tmp_path / "r.db") as store:
         store.begin_run(_run())

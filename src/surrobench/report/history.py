@@ -21,13 +21,14 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def contents(r: RunSummary) -> str:
-    """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized`` (``searched``
-    when the optimization was cut short: its last config in part)."""
+    """What a run holds: ``12 configs, 3 failed``, ``2 configs, 1 interrupted``, ``2 policies, 6 loads``, ``2 configs
+    optimized`` (``searched`` when the optimization was cut short: its last config in part)."""
     done = " optimized" if r.state == "complete" else " searched"
     held = _count(r.n_configs, "config", "configs") + (done if r.kind == "optimize" else "")
     if r.kind == "serve":
         held = f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
-    return f"{held}, {r.n_failed} failed" if r.n_failed else held
+    cut = [f"{n} {word}" for n, word in ((r.n_failed, "failed"), (r.n_interrupted, "interrupted")) if n]
+    return ", ".join([held, *cut])
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:

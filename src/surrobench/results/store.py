@@ -268,7 +268,8 @@ class RunOwner:
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind`` ``run``
-    (``n_configs`` timed, ``n_failed`` not ``ok``; ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
+    (``n_configs`` timed, ``n_failed`` neither ``ok`` nor ``interrupted``, ``n_interrupted`` cut by Ctrl-C or a signal
+    with their timed calls so far kept; ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
     ``serve`` (the model served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or
     ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
@@ -280,6 +281,7 @@ class RunSummary:
     n_configs: int
     n_failed: int
     state: str = "complete"
+    n_interrupted: int = 0
     kind: str = "run"
     n_policies: int = 0
     n_points: int = 0
@@ -656,7 +658,8 @@ class ResultStore:
         and creation time (ISO-8601 prefix); a ``running`` run whose process is gone is :data:`ABANDONED`."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model) AS models,"
-            " count(c.config_id) AS n_configs, sum(c.status != 'ok') AS n_failed, r.state, r.pid, r.host,"
+            " count(c.config_id) AS n_configs, sum(c.status NOT IN ('ok', 'interrupted')) AS n_failed,"
+            " sum(c.status = 'interrupted') AS n_interrupted, r.state, r.pid, r.host,"
             " r.pid_started, s.model AS served, s.record_json"
             " FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id LEFT JOIN serve_runs s ON s.run_id = r.run_id"
             " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
@@ -676,7 +679,7 @@ class ResultStore:
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
                 state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
                 failed = (row["n_failed"] or 0) + sum(bool(p.get("nonfinite")) for p in policies)  # serve's
-                counts = {"n_configs": row["n_configs"], "n_failed": failed}
+                counts = {"n_configs": row["n_configs"], "n_failed": failed, "n_interrupted": row["n_interrupted"] or 0}
                 points = sum(len(p["points"]) for p in policies)
                 kind = {"kind": made_by, "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))
