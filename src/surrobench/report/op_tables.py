@@ -14,14 +14,6 @@ _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "
 _COLUMNS += ("self mem MiB", "input shapes")
 
 
-def _mib(n: int) -> str:
-    return f"{n / BYTES_PER_MIB:.2f}"
-
-
-def _pct(x: float) -> str:
-    return f"{x:.1%}"
-
-
 _DEVICE_COLUMNS = ("self dev us", "total dev us")
 
 
@@ -35,9 +27,10 @@ def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
     rows = []
     for op in table["ops"][:top_n]:
         us = (f"{op[k]:.1f}" for k in ("self_device_us", "total_device_us", "self_cpu_us"))
-        mib = (_mib(op["device_mem_bytes"]), _mib(op["self_device_mem_bytes"]))
+        mib = (f"{op[k] / BYTES_PER_MIB:.2f}" for k in ("device_mem_bytes", "self_device_mem_bytes"))
         shapes = "; ".join(op["input_shapes"][:max_shapes])
-        row = dict(zip(_COLUMNS, (op["name"], op["category"], str(op["calls"]), _pct(op["share"]), *us, *mib, shapes)))
+        cells = (op["name"], op["category"], str(op["calls"]), f"{op['share']:.1%}", *us, *mib, shapes)
+        row = dict(zip(_COLUMNS, cells))
         rows.append(tuple(row[c] for c in op_columns(table)))
     return rows
 
@@ -75,11 +68,11 @@ def reading_lines(readings: dict) -> list[str]:
     else:
         verdict = "matches" if s["matches"] else "does NOT match"
         structure = (
-            f"leading category {s['top_category']} ({_pct(s['top_category_share'])}) {verdict} the "
-            f"structure ({', '.join(s['expected'])} expected, together {_pct(s['expected_share'])})"
+            f"leading category {s['top_category']} ({s['top_category_share']:.1%}) {verdict} the "
+            f"structure ({', '.join(s['expected'])} expected, together {s['expected_share']:.1%})"
         )
-    parts = " + ".join(f"{c.split('/')[0]} {_pct(v)}" for c, v in f["by_category"].items())
-    fragments = f"{parts} = {_pct(f['share'])}" + (" -- fusion targets" if f["flagged"] else "")
+    parts = " + ".join(f"{c.split('/')[0]} {v:.1%}" for c, v in f["by_category"].items())
+    fragments = f"{parts} = {f['share']:.1%}" + (" -- fusion targets" if f["flagged"] else "")
     if f["kernel_count"] is not None:
         fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
     if not m["available"]:
@@ -87,7 +80,7 @@ def reading_lines(readings: dict) -> list[str]:
     elif not m["candidates"]:
         memory = "none"
     else:
-        shares = [(c["name"], _pct(c["mem_share"]), _pct(c["time_share"])) for c in m["candidates"]]
+        shares = [(c["name"], f"{c['mem_share']:.1%}", f"{c['time_share']:.1%}") for c in m["candidates"]]
         memory = ", ".join(f"{name} (memory {mem}, time {time})" for name, mem, time in shares)
     requested = ",".join("x".join(map(str, s)) for s in sh.get("inputs") or [sh["requested"]])  # profile-v3: one
     if sh["matches"] is None:
@@ -110,21 +103,17 @@ _MINOR = {"input shapes": 7, "self mem MiB": 6, "mem MiB": 5, "total dev us": 4,
 _MINOR |= {"category": 1}
 
 
-def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
-    """The first ``top_n`` ops as a rich table titled with the config, fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = fit_columns(op_columns(report["op_table"]), ("op", "category", "input shapes"), _MINOR)
-    rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
-    return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
-
-
 def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
-    """What ``profile`` prints per config: tables, readings, counters, trace path; or ``not profiled: ...``."""
+    """What ``profile`` prints per config: its first ``top_n`` ops titled with the config and :func:`summary_line`
+    (fitted to ``width``), readings, counters, trace path; or ``not profiled: ...``."""
     out: list[Table | Text] = []
     for report in reports:
         if report["status"] != "ok":  # timed, but its profiling failed: say why, as the markdown does
             out.append(Text(plain(f"not profiled: {label(report)}: {report['status']}: {report['error']}")))
             continue
-        out.append(op_table_rich(report, top_n, width=width))
+        columns = fit_columns(op_columns(report["op_table"]), ("op", "category", "input shapes"), _MINOR)
+        rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
+        out.append(fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}")))
         out += [Text(plain(line)) for line in reading_lines(report["readings"])]
         kernels = report.get("kernel_table")  # GPU runs (profile-v2 and later)
         if kernels and kernels["kernels"]:
