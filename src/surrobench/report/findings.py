@@ -103,16 +103,14 @@ UNKNOWN_GAIN = "est. gain unknown"
 def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``, :func:`_measured`), else
     estimated (``3.681``), or the terminal's words where no remedy it names measured faster (:func:`brief_cells`)."""
-    measured = f" ({_measured(f)})" if f.best_measured is not None else ""
-    gain = UNKNOWN_GAIN if f.gain_ms is None else f"{f.gain_ms:.3f}{measured}"
+    gain = UNKNOWN_GAIN if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if f.best_measured else "")
     evidence = ["\n".join(e.text for e in f.evidence if (e.source in PROFILER_SIDE) == side) for side in (True, False)]
     if f.none_faster:  # as the terminal says it: "0.000 (measured)" hid an inconclusive or slower remedy
         gain = brief_cells(f)["gain"]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
 
-HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action")
-HEADER += ("est. gain ms",)
+HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action", "gain")
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
