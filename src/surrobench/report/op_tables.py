@@ -52,11 +52,10 @@ def summary_line(report: dict) -> str:
         steps = (
             f"mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f} ms"
         )
-        gap = f"profiler overhead {report['overhead']:+.0%}"
+        cause = "profiler overhead"
         if (others := report.get("busy_others")) is not None:  # the gap is not the profiler's alone
-            busy = f"a busy host (other processes kept {others:.1f} CPUs busy while it was timed)"
-            gap = f"{report['overhead']:+.0%}, profiler overhead and {busy}"
-        text += f"; {steps}: {gap}"
+            cause += f" and a busy host (other processes kept {others:.1f} CPUs busy while it was timed)"
+        text += f"; {steps}: {cause} {report['overhead']:+.0%}"
     return text
 
 
