@@ -22,8 +22,7 @@ OP_DIFF_ROWS = 8
 COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "median ratio [95% CI]", "P95 ms")
 COLUMNS += ("P95 ratio [95% CI]", "peak MiB", "top op share", "A/A noise", "verdict")
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
-_VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow", "unchanged": ""}
-_VERDICT_STYLE |= {"not_compared": "yellow"}
+_VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow", "not_compared": "yellow"}
 
 
 def comparison_columns(cmp: RunComparison) -> tuple[str, ...]:
@@ -59,10 +58,6 @@ def _field(base: str, new: str) -> str:
     return base if base == new else f"{base} → {new}"
 
 
-def _mib(v: int | None) -> float | None:
-    return None if v is None else v / BYTES_PER_MIB
-
-
 def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
     """One dict per matched config, keys :func:`comparison_columns`, values formatted plain text (not escaped); the
     verdict ``regressed (busy host)`` where :attr:`ConfigComparison.contended`."""
@@ -73,7 +68,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         p95 = _pair(b.latency_ms and b.latency_ms.p95, n.latency_ms and n.latency_ms.p95, ".3f")
         if not c.p95_trustworthy and c.p95_ratio is not None:
             p95 += " (few samples)"
-        peak = _pair(_mib(b.peak_mem_bytes), _mib(n.peak_mem_bytes), ".1f")
+        peak = " → ".join(fmt(r.peak_mem_bytes and r.peak_mem_bytes / BYTES_PER_MIB, ".1f") for r in (b, n))
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
         where = placement(b)
@@ -130,7 +125,7 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
     columns = comparison_columns(cmp)
     rows = []
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
-        style = _VERDICT_STYLE[c.verdict]
+        style = _VERDICT_STYLE.get(c.verdict)
         cells = [rich_escape(row[col]) for col in columns]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
         rows.append(cells)
