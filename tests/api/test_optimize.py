@@ -412,3 +412,25 @@ def test_each_config_is_announced_by_its_label_with_every_input():
         "deeponet", shapes="64", device="cpu", warmup=1, iters=4, budget_s=2, only="threads=1", on_config=labels.append
     )
     assert labels == ["deeponet 64x2,1x100 b1 fp32 eager"]  # ConfigResult.label, not the bare shape asked (64)
+
+
+def test_ctrl_c_while_a_failing_baseline_is_timed_ends_as_an_interrupted_optimization(
+    model_spec, tmp_path, monkeypatch
+):
+    """A baseline that cannot be set up is measured as run does; the runner keeps a config cut by Ctrl-C on the
+    KeyboardInterrupt (``cut_result``): optimize cut there ends as an interrupted optimization, where it read that
+    config as its own partial record and failed (AttributeError: 'ConfigResult' object has no attribute 'baseline')."""
+    from surrobench.execution import runner
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("planted: the baseline cannot be set up")
+
+    def ctrl_c(cfg, prepared, seen, before_each):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench.DeviceBench, "start", fails)
+    monkeypatch.setattr(runner, "_measure", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(Interrupted) as cut:
+            optimize_plans(_request(model_spec, ("threads=1",)), store)
+    assert cut.value.partial.interrupted

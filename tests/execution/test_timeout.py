@@ -80,7 +80,7 @@ def test_ctrl_c_keeps_the_timed_calls_that_finished_as_a_timeout_does(calls):
     prepared = prepare_model(TinySurrogate(lambda: Sleeps(0.0, 0.0)), "cpu", 0)
     with pytest.raises(KeyboardInterrupt) as cut:
         run_config(exec_config(warmup=0, iters=50), prepared, before_each)
-    kept = cut.value.partial
+    kept = cut.value.cut_result
     assert kept.status == "interrupted" and kept.extra["timed_calls"] == calls == len(kept.samples_ms)
     assert kept.latency_ms is not None and kept.extra["timeout_phase"] == "timed" and kept.extra["timeout_s"] is None
     assert f"{calls} of 50" in kept.error

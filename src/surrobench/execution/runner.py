@@ -308,7 +308,8 @@ def run_config(
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
-        KeyboardInterrupt: Ctrl-C or a signal, its ``partial`` the config ``interrupted`` (:func:`timed_out_result`).
+        KeyboardInterrupt: Ctrl-C or a signal, its ``cut_result`` the config ``interrupted`` (:func:`timed_out_result`;
+            not ``partial``, which callers read as their own record cut short).
     """
     seen: dict = {}
     try:
@@ -316,11 +317,11 @@ def run_config(
             return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
-    except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``partial``)
-        exc.partial = timed_out_result(cfg, exc, seen)
+    except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``cut_result``)
+        exc.cut_result = timed_out_result(cfg, exc, seen)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        return exc.partial
+        return exc.cut_result
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:

@@ -325,7 +325,7 @@ def _run_rounds(
     """Every round of every config, each committed (and appended to ``results``) after its last round. On
     Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
     short): committed, or after a failed write without a ``config_id``; the exception goes on. The config Ctrl-C
-    cut in its first round is kept with the calls timed before it (``run_config``'s ``partial``)."""
+    cut in its first round is kept with the calls timed before it (``run_config``'s ``cut_result``)."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0
 
@@ -348,8 +348,8 @@ def _run_rounds(
                     commit(done)
                     committed += 1
     except (KeyboardInterrupt, StoreWriteError) as exc:
-        if hasattr(exc, "partial") and not done:
-            done.append(exc.partial)
+        if hasattr(exc, "cut_result") and not done:
+            done.append(exc.cut_result)
         for done in rounds[committed:]:
             if done and isinstance(exc, KeyboardInterrupt):
                 commit(done)
