@@ -101,6 +101,8 @@ def test_failed_configs():
     assert compare_config(oom, ok).verdict == "improved"
     both = compare_config(oom, oom)
     assert both.verdict == "not_compared" and both.median_ratio is None
+    cut = config(latency_samples(2.0, 0.01, n=3), status="interrupted")  # Ctrl-C after 3 calls: no regression
+    assert compare_config(ok, cut).verdict == compare_config(cut, ok).verdict == "not_compared"
 
 
 def test_memory_and_top_op_ratios():

@@ -448,6 +448,8 @@ def _rule(threshold: float) -> FasterRule:
 
 def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:
     base_ok, new_ok = base.status == "ok" and base.samples_ms, new.status == "ok" and new.samples_ms
+    if "interrupted" in (base.status, new.status):  # cut by Ctrl-C or a signal: the user's, not the code's
+        return "not_compared", f"interrupted in {'BASE' if base.status == 'interrupted' else 'NEW'}: cut short"
     if base_ok and not new_ok:
         return "regressed", f"failed in NEW ({new.status}: {new.error or 'no samples'})"
     if new_ok and not base_ok:
