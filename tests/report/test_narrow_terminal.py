@@ -44,13 +44,15 @@ def test_the_run_table_shows_the_medians_interval_within_120_columns_and_markdow
     from surrobench.report.cells import result_cells
     from surrobench.report.run import results_markdown
 
-    results = [config(latency_samples(ms, 0.05, n=200), batch=b) for ms, b in ((7.46, 1), (47.56, 4), (1234.5, 16))]
+    sizes = ((7.46, 1), (47.56, 4), (1234.5, 16), (0.0885, 64))  # and a sub-millisecond GPU step
+    results = [config(latency_samples(ms, 0.05, n=200), batch=b) for ms, b in sizes]
     assert _headers(results_table(results[:2], title="run x", width=120)) == [*ALL_RESULT_COLUMNS, "status"]
     cis = [r.latency_ms.ci95_median for r in results]
     assert [result_cells(r)["median_ci"] for r in results] == [
         f"[{cis[0][0]:.2f}, {cis[0][1]:.2f}]",  # 7.46: to the hundredth
         f"[{cis[1][0]:.1f}, {cis[1][1]:.1f}]",
         f"[{cis[2][0]:.0f}, {cis[2][1]:.0f}]",
+        f"[{cis[3][0]:.4f}, {cis[3][1]:.4f}]",  # 0.0885: not [0.09, 0.09]
     ]
     assert "| median ms | 95% CI of median |" in results_markdown(results)
 

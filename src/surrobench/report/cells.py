@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.records.config import mode_text
 from surrobench.records.run import BYTES_PER_MIB, ConfigResult, fmt, placement
@@ -26,9 +28,9 @@ def failure_text(r: ConfigResult) -> str:
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
     """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown; ``median_ci``
-    the median's 95% CI to the decimals that leave the median 3 digits (7.46: ``[5.89, 8.10]``; 382: ``[380, 386]``)."""
+    the median's 95% CI to its third significant digit (7.46: ``[5.89, 8.10]``; 0.0885: ``[0.0871, 0.0902]``)."""
     lat = r.latency_ms
-    places = max(3 - len(str(int(lat.median))), 0) if lat else 0
+    places = max(2 - math.floor(math.log10(lat.median)), 0) if lat and lat.median > 0 else 0
     where = placement(r)
     return {
         "model": r.model,
