@@ -451,9 +451,10 @@ def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
 
 
 def test_a_stack_is_tried_when_no_remedy_wins_alone(monkeypatch):
-    # the H100's U-Net (docs/benchmarks/h200-capacity.md, 2026-12-07): "graph" cuts the fixed cost, predicted higher, but its
-    # full batch is within the paired rule of the baseline's; "tf32" cuts the per-request cost but its isolated request
-    # misses the target (predicted 0): neither wins alone, graph+tf32 is best; before, the baseline was kept
+    # the H100's U-Net (docs/benchmarks/h200-capacity.md, 2026-12-07): "graph" cuts the fixed cost, predicted higher,
+    # but its full batch is within the paired rule of the baseline's; "tf32" cuts the per-request cost but its
+    # isolated request misses the target (predicted 0): neither wins alone, graph+tf32 is best; before, the baseline
+    # was kept
     monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
     remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
 

@@ -150,9 +150,8 @@ def capacity_search(
         # docs/benchmarks/h200-capacity.md, 2026-12-07): every other accurate remedy, kept when it wins against the
         # stack below (tf32 helps under a CUDA graph, not when launch-bound)
         accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
-        lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
-        if lead is None and accurate and accurate[0][1].best_predicted_rps > base.best_predicted_rps:
-            lead = accurate[0]
+        fallback = accurate[0] if accurate and accurate[0][1].best_predicted_rps > base.best_predicted_rps else None
+        lead = next(((r, c) for r, c in accurate if _wins(c, base)), fallback)
         if lead is not None:
             stack, top = Recipe((lead[0],)), lead[1]
             for remedy, _ in accurate:

@@ -39,8 +39,7 @@ class ProfileReport(ChildReport):
             per-step times are averaged (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled
             ops never exceed it (a median would leave out preempted steps whose op times land in the sums).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction; its JSON's
-            ``busy_others`` the CPUs other processes kept busy while the config was timed where the host was busy
-            (:func:`~surrobench.execution.host_facts.busy_others`, the rule of run's busy-host warning), else null.
+            ``busy_others``: :func:`~surrobench.execution.host_facts.busy_others` while the config was timed, or null.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
         counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
             (:mod:`surrobench.api.counters`); None otherwise.

@@ -262,10 +262,9 @@ def search_notes(
 ) -> tuple[str, ...]:
     """One note per case, each saying what it means: a policy whose batches ran slower under load than unloaded
     (:func:`~surrobench.analysis.capacity.slowdown_under_load`, the worst load named); a search that passed at
-    :func:`max_rate_rps`; failing loads above the capacity within ``NEAR_TARGET`` of the target over rates
-    ``FLAT_TAIL_STEP`` apart or more (:mod:`surrobench.analysis.capacity`); one whose rates below its capacity
-    failed; else a batch-1 request after the longest idle probed missing the target (a capacity within its loads'
-    noise is said in its headline)."""
+    :func:`max_rate_rps`; failing loads just above the target over a range of rates (``NEAR_TARGET``,
+    ``FLAT_TAIL_STEP``); one whose rates below its capacity failed; else a batch-1 request after the longest idle
+    probed missing the target (a capacity within its loads' noise is said in its headline)."""
     top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
     for r in results:
         slow = [(s, p) for p in r.points if (s := slowdown_under_load(p, unloaded or {}))]
@@ -288,10 +287,9 @@ def search_notes(
         if near and (hi := max(s.rate_rps for s in near)) >= FLAT_TAIL_STEP * (lo := min(s.rate_rps for s in near)):
             p99 = sorted(s.p99_ms for s in near)
             notes += (
-                f"{name}: {len(near)} loads from {rate_text(lo)} to {rate_text(hi)} missed the target by less than "
-                f"{NEAR_TARGET - 1:.0%} (P99 {p99[0]:.3g}-{p99[-1]:.3g} ms): the tail sits just above the target over "
-                f"{hi / lo:.2g}x the rate: this capacity hangs on the target (one of {p99[-1]:.3g} ms may allow up to "
-                f"{rate_text(hi)}: measure it)",
+                f"{name}: {len(near)} loads asked {rate_text(lo)} to {rate_text(hi)} missed the target by under "
+                f"{NEAR_TARGET - 1:.0%} (P99 {p99[0]:.3g}-{p99[-1]:.3g} ms), a tail just above it over {hi / lo:.2g}x "
+                f"the rate: what passes hangs on the target (P99 <= {p99[-1]:.3g} ms may allow {rate_text(hi)})",
             )
         if failed := sorted((s.rate_rps, s.p99_ms or math.inf) for s in below if not s.passed):
             sparse, worst = True, max(p for _, p in failed)

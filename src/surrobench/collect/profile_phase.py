@@ -1,5 +1,5 @@
-"""The profiling phase's options, trace folder and trace files (the phase: :func:`surrobench.api.profile.profile_phase`),
-and how long the system-level phase samples: ``window_s`` of steps by the timed median, at least one."""
+"""The profiling phase's options, trace folder and trace files (:func:`surrobench.api.profile.profile_phase`), and
+how long the system-level phase samples: ``window_s`` of steps by the timed median, at least one."""
 
 from __future__ import annotations
 

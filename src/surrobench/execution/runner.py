@@ -308,8 +308,7 @@ def run_config(
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
-        KeyboardInterrupt: Ctrl-C or a signal, its ``cut_result`` the config ``interrupted`` (:func:`timed_out_result`;
-            not ``partial``, which callers read as their own record cut short).
+        KeyboardInterrupt: Ctrl-C or a signal, its ``cut_result`` the config ``interrupted`` (:func:`timed_out_result`).
     """
     seen: dict = {}
     try:

@@ -268,8 +268,8 @@ class RunOwner:
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind`` ``run``
-    (``n_configs`` timed, ``n_failed`` neither ``ok`` nor ``interrupted``, ``n_interrupted`` cut by Ctrl-C or a signal
-    with their timed calls so far kept; ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
+    (``n_configs`` timed, ``n_failed`` neither ``ok`` nor ``interrupted``, ``n_interrupted`` cut by Ctrl-C or a signal;
+    ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
     ``serve`` (the model served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or
     ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
@@ -345,9 +345,10 @@ _WRITE_FAILURES = {
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
-    """What made a write to the database at ``path`` fail, in words, from SQLite's result code
-    (:data:`_WRITE_FAILURES`; a new file that cannot be opened: a file where a folder above it should be, its folder
-    missing or not writable; a writable file read-only to SQLite: its folder not writable); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write failed``."""
+    """What made a write to the database at ``path`` fail, in words, from SQLite's result code (:data:`_WRITE_FAILURES`;
+    a new file that cannot be opened: a file where a folder above it should be, its folder missing or not writable; a
+    writable file read-only: its folder not writable); else ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else
+    ``write failed``."""
     code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
     folder = Path(path).parent
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
