@@ -53,7 +53,7 @@ QUEUE_P99_STEP = 2.0
 SLOWER_UNDER_LOAD = 1.25
 #: Failing loads above the capacity whose P99 misses the target by less than this factor, over rates at least
 #: :data:`FLAT_TAIL_STEP` apart, are a tail sitting just above the target (our own threshold: the H100's tf32 U-Net
-#: missed 5 ms by 9-13% from 270 to 2,525 rps and passed at 254, docs/benchmarks/h200-capacity.md, 2026-12-07).
+#: missed 5 ms by 9-15% from 270 to 2,525 rps asked, passed at 236, docs/benchmarks/h200-capacity.md, 2026-12-07).
 NEAR_TARGET = 1.15
 #: At the sparse rate a batch-1 service is busy this share of the time: a Poisson arrival finds it busy as often
 #: (PASTA), so nine requests in ten are served alone (our own threshold).
