@@ -30,6 +30,7 @@ def test_the_busy_host_rule_reads_the_cpus_other_processes_kept_busy_before_the_
 
     timed = [SimpleNamespace(extra={"other_cpus": others}) for others in (0.98, 0.2, None)]
     assert busy_host_warning(1.03, 2, 1) is None  # the load average counts our thread: 0.03 others
+    assert busy_host_warning(1.6, 2, 1) is None  # a minute after a 2-thread run of ours: its load, not others'
     text = busy_host_warning(1.03, 2, 1, timed)  # measured while timed: half the CPUs at most
     assert "0.98" not in text and "1.0 of 2 CPU(s)" in text
     assert busy_host_warning(7.9, 2, 2, timed[1:]) is None  # measured quiet: the load was ours

@@ -129,10 +129,10 @@ def fingerprint(device: str) -> dict:
 
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:
     """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
-    most CPUs they kept busy while one of ``results``, ConfigResults, was timed; none read: the 1-minute load
-    average less torch's ``threads``), naming ``threads``."""
+    most CPUs they kept busy while one of ``results``, ConfigResults, was timed; none read: a 1-minute load average
+    over ``cpu_count``), naming torch's ``threads``."""
     others = max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
-    if busy_others(others, cpu_count, load_1m, threads) is None:
+    if busy_others(others, cpu_count, load_1m) is None:
         return None
     what = f"1-minute load average {load_1m:.1f} on" if others is None else f"other processes used {others:.1f} of"
     return (

@@ -51,11 +51,11 @@ def host_load() -> tuple[float | None, int]:
     return load, os.cpu_count() or 1
 
 
-def busy_others(others: float | None, cpus: int, load_1m: float | None = None, threads: int = 0) -> float | None:
+def busy_others(others: float | None, cpus: int, load_1m: float | None = None) -> float | None:
     """The CPUs other processes kept busy when over :data:`BUSY_SHARE` of ``cpus``, else None: ``others`` as
-    :func:`other_cpus` measured them; without it, the 1-minute load average less torch's ``threads``."""
+    :func:`other_cpus` measured them; else a 1-minute load average over ``cpus`` (it holds our last minute too)."""
     if others is None and load_1m is not None:
-        others = max(load_1m - threads, 0.0)
+        others = max(load_1m - (1 - BUSY_SHARE) * cpus, 0.0)
     return others if others is not None and others > BUSY_SHARE * cpus else None
 
 
