@@ -148,7 +148,7 @@ def capacity_search(
         # stacked on the lead (the accurate single predicted highest that beats the baseline, else the one predicted
         # highest if above the baseline: a CUDA graph whose full batch is no faster alone still frees tf32's gain,
         # docs/benchmarks/h200-capacity.md, 2026-12-07): every other accurate remedy, kept when it wins against the
-        # stack below (tf32 helps under a CUDA graph, not when launch-bound)
+        # stack below, its service timed against the baseline's until a stack has won (tf32 helps under a CUDA graph)
         accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
         fallback = accurate[0] if accurate and accurate[0][1].best_predicted_rps > base.best_predicted_rps else None
         lead = next(((r, c) for r, c in accurate if _wins(c, base)), fallback)
@@ -157,7 +157,7 @@ def capacity_search(
             for remedy, _ in accurate:
                 if remedy == lead[0] or stack.conflict(remedy) is not None:
                     continue
-                tried = judge(stack.plus(remedy), measured[stack.name][1])
+                tried = judge(stack.plus(remedy), measured[stack.name if _wins(top, base) else "baseline"][1])
                 if tried is not None and _wins(tried, top):
                     stack, top = stack.plus(remedy), tried
         top = max([c for c in candidates if c is base or _wins(c, base)], key=lambda c: c.best_predicted_rps)
