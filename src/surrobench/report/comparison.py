@@ -68,7 +68,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         p95 = _pair(b.latency_ms and b.latency_ms.p95, n.latency_ms and n.latency_ms.p95, ".3f")
         if not c.p95_trustworthy and c.p95_ratio is not None:
             p95 += " (few samples)"
-        peak = " → ".join(fmt(r.peak_mem_bytes and r.peak_mem_bytes / BYTES_PER_MIB, ".1f") for r in (b, n))
+        peak = _pair(*(r.peak_mem_bytes and r.peak_mem_bytes / BYTES_PER_MIB for r in (b, n)), ".1f")
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
         where = placement(b)
