@@ -387,6 +387,18 @@ def test_a_lead_optimize_did_not_confirm_is_cited_as_it_left_it_neither_faster_n
         assert d.to_json()["findings"][0]["measured"][0]["verdict"] == "inconclusive"
 
 
+def _recommended_alone(monkeypatch, name: str, window: tuple, pooled: tuple, noise_floor: float, baseline_ms: float):
+    """A compile-only finding and a stored optimization that accepted ``name`` alone at its ``window``'s speedup
+    (median, CI low, CI high) and recommended it at the speedup its confirmation ``pooled``."""
+    _only_a_compile_finding(monkeypatch)
+
+    def speedup(median, lo, hi) -> dict:
+        return {"median": median, "ci95": [lo, hi], "noise_floor": noise_floor}
+
+    cand = {"name": name, "verdict": "accepted", "reason": "-", "speedup": speedup(*window), "baseline_ms": baseline_ms}
+    _stored(monkeypatch, {"candidates": [cand], "recommended": [name], "recipe": {"speedup": speedup(*pooled)}})
+
+
 def test_a_finding_ending_with_optimizes_recipe_names_that_optimization_and_takes_its_pooled_measurement(
     tmp_path, monkeypatch
 ):
@@ -394,11 +406,7 @@ def test_a_finding_ending_with_optimizes_recipe_names_that_optimization_and_take
     in optimization O", read "gain ?", and no line named the optimization cited. A remedy only the recipe clause
     names is credited as a rule's clause's, with the recipe's pooled speedup (optimize's last word), its saving on the
     timed step; the cited-from line names it (docs/design.md, "Citing optimize")."""
-    _only_a_compile_finding(monkeypatch)
-    single = {"median": 1.41, "ci95": [1.33, 1.54], "noise_floor": 0.135}
-    bf16 = {"name": "bf16", "verdict": "accepted", "reason": "-", "speedup": single, "baseline_ms": 8.38}
-    pooled = {"median": 1.44, "ci95": [1.32, 1.70], "noise_floor": 0.135}
-    _stored(monkeypatch, {"candidates": [bf16], "recommended": ["bf16"], "recipe": {"speedup": pooled}})
+    _recommended_alone(monkeypatch, "bf16", (1.41, 1.33, 1.54), (1.44, 1.32, 1.70), 0.135, 8.38)
     for d in _cited_and_read_back(tmp_path):
         (f,) = d.findings
         (m,) = f.measured
@@ -416,11 +424,7 @@ def test_a_cited_recipe_candidate_carries_the_speedup_its_confirmation_pooled(tm
     recommended it at 3.96x [3.06, 7.69] pooled over 5 windows; diagnose --measure-s 0 then cited the window's 6.45x
     and its saving, a second speedup of one remedy beside the recipe's. The candidate that is the recommended recipe
     is cited with the pooled speedup, optimize's last word, its saving on the timed step from it."""
-    _only_a_compile_finding(monkeypatch)
-    window = {"median": 6.45, "ci95": [2.86, 8.54], "noise_floor": 0.02}
-    compile_ = {"name": "compile", "verdict": "accepted", "reason": "-", "speedup": window, "baseline_ms": 17.955}
-    pooled = {"median": 3.96, "ci95": [3.06, 7.69], "noise_floor": 0.02}
-    _stored(monkeypatch, {"candidates": [compile_], "recommended": ["compile"], "recipe": {"speedup": pooled}})
+    _recommended_alone(monkeypatch, "compile", (6.45, 2.86, 8.54), (3.96, 3.06, 7.69), 0.02, 17.955)
     for d in _cited_and_read_back(tmp_path):
         (f,) = d.findings
         (m,) = f.measured
