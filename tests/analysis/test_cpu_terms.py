@@ -187,18 +187,29 @@ def test_profile_and_diagnose_read_one_fragmented_share():
     assert found.evidence[0].value == pytest.approx(reading.share)
 
 
+def _proc_stat(busy_s: dict[int, float]) -> str:
+    """A /proc/stat of one ``cpuN`` line per CPU N of ``busy_s`` (its user and system seconds, split 4:1; idle 1000 s,
+    iowait 2 s, which count as not busy), below the first ``cpu`` line that sums them all."""
+    hz = os.sysconf("SC_CLK_TCK")
+    rows = {f"cpu{n}": (round(0.8 * s * hz), 0, round(0.2 * s * hz), 1000 * hz, 2 * hz) for n, s in busy_s.items()}
+    rows = {"cpu ": tuple(map(sum, zip(*rows.values()))), **rows}
+    return "".join(f"{name} {' '.join(map(str, ticks))} 0 0 0 0 0\n" for name, ticks in rows.items()) + "intr 1 2\n"
+
+
 def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(tmp_path, monkeypatch):
     # the trial: 2 CPUs, 2 torch threads that kept 0.5 CPU busy, two other processes 0.9 each, a 1-minute load of
-    # 2.3: the load less our threads says 0.3; /proc/stat less our own CPU time says 1.8
-    hz, stat = os.sysconf("SC_CLK_TCK"), tmp_path / "stat"
+    # 2.3: the load less our threads says 0.3; /proc/stat less our own CPU time says 1.8 (cpu2, outside our
+    # affinity mask, busy all the time, is no CPU of ours: the host-wide `cpu` line would say 2.8)
+    stat = tmp_path / "stat"
     monkeypatch.setattr(host_facts_module, "PROC_STAT", stat)
+    monkeypatch.setattr(host_facts_module.os, "sched_getaffinity", lambda pid: {0, 1})
     readings = iter(
         [SimpleNamespace(user=1.0, system=0.0, elapsed=100.0), SimpleNamespace(user=5.5, system=0.5, elapsed=110.0)]
     )
     monkeypatch.setattr(host_facts_module.os, "times", lambda: next(readings))
-    stat.write_text(f"cpu  {10 * hz} 0 {5 * hz} {80 * hz} {hz} 0 0 0 0 0\ncpu0 1 2 3 4\n")
+    stat.write_text(_proc_stat({0: 7, 1: 8, 2: 50}))
     since = host_facts_module.cpu_times()
-    stat.write_text(f"cpu  {30 * hz} 0 {8 * hz} {90 * hz} {hz} 0 0 0 0 0\ncpu0 1 2 3 4\n")  # 23 s busy in 10 s
+    stat.write_text(_proc_stat({0: 19, 1: 19, 2: 60}))  # 23 s busy in 10 s on cpu0 and cpu1
     facts = host_facts_module.host_facts(nn.Linear(2, 2), (torch.ones(2),), since)
     assert facts["other_cpus"] == pytest.approx(1.8)
     host = {**facts, "torch_threads": 2, "usable_cpus": 2, "load_1m": 2.3}
@@ -212,6 +223,25 @@ def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(t
         if f.kind == "thread_oversubscription"
     ]
     assert old.evidence[-1].value == pytest.approx(1.1)  # the 1-minute load less our two threads
+
+
+def test_a_cpu_outside_the_affinity_mask_busy_is_no_busy_host(tmp_path, monkeypatch):
+    """A job pinned to cpu0 and cpu1 of a 4-CPU host, another job keeping cpu3 busy all the while: the CPUs other
+    processes kept busy are counted on cpu0 and cpu1 alone, as ``usable_cpus`` counts them: 0 of 2, not busy."""
+    from surrobench.execution.env import busy_host_warning
+
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(host_facts_module, "PROC_STAT", stat)
+    monkeypatch.setattr(host_facts_module.os, "sched_getaffinity", lambda pid: {0, 1})
+    readings = iter([SimpleNamespace(user=0.0, system=0.0, elapsed=0.0), SimpleNamespace(user=1, system=0, elapsed=10)])
+    monkeypatch.setattr(host_facts_module.os, "times", lambda: next(readings))
+    stat.write_text(_proc_stat({0: 0, 1: 0, 2: 0, 3: 0}))
+    since = host_facts_module.cpu_times()
+    stat.write_text(_proc_stat({0: 1, 1: 0, 2: 0, 3: 10}))  # our 1 s on cpu0; 10 s of another's on cpu3
+    extra = {"other_cpus": host_facts_module.other_cpus(since), "usable_cpus": host_facts_module.usable_cpus()}
+    assert extra == {"other_cpus": pytest.approx(0.0), "usable_cpus": 2}
+    assert host_facts_module.busy_others(extra) is None
+    assert busy_host_warning(None, 4, 2, [SimpleNamespace(extra=extra)]) is None
 
 
 def test_a_small_call_just_under_the_cutoff_never_reads_as_the_cutoff_nor_as_dispatch():

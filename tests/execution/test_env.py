@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
+from types import SimpleNamespace
 
+import pytest
 import torch
 
 from surrobench.execution.env import busy_host_warning, fingerprint
+from surrobench.execution.host_facts import busy_others
 
 
 def test_fingerprint_names_cpus_and_threads_apart():
@@ -14,24 +18,33 @@ def test_fingerprint_names_cpus_and_threads_apart():
     assert env["cpu_count"] == os.cpu_count() and env["torch_threads"] == torch.get_num_threads()
 
 
+def _figures(line: str) -> list[str]:
+    """The first three numbers of a busy-host line: the reading (CPUs or load), the CPUs it is over, our threads."""
+    return re.findall(r"(\d+(?:\.\d+)?) ", line)[:3]
+
+
 def test_busy_host_warning_compares_load_with_cores():
-    assert busy_host_warning(1.5, 2, 2) is None
-    assert busy_host_warning(None, 2, 2) is None  # no load average on this OS
+    host = {"usable_cpus": 2}  # no CPUs of others read: a 1-minute load over the host's 2 CPUs
+    assert busy_others(host, 1.5) is None and busy_host_warning(1.5, 2, 2) is None  # 1.5 of 2: may be ours
+    assert busy_others(host, None) is None and busy_host_warning(None, 2, 2) is None  # no load average on this OS
+    assert busy_others(host, 7.9) == pytest.approx(6.4)  # the load less three quarters of the CPUs
     text = busy_host_warning(7.9, 2, 2)
-    assert (
-        "load average 7.9 on 2 CPU(s)" in text and "1 thread," in text and "--" not in text
-    )  # no flag: the library prints it too
+    assert _figures(text) == ["7.9", "2", "2"] and "--" not in text  # no flag: the library prints it too
 
 
 def test_the_busy_host_rule_reads_the_cpus_other_processes_kept_busy_before_the_load_average():
-    from types import SimpleNamespace
-
-    from surrobench.execution.host_facts import busy_others
-
-    timed = [SimpleNamespace(extra={"other_cpus": others}) for others in (0.98, 0.2, None)]
+    timed = [SimpleNamespace(extra={"other_cpus": others, "usable_cpus": 2}) for others in (0.98, 0.2, None)]
+    assert [busy_others(r.extra) for r in timed] == [0.98, None, None]  # over a quarter of 2 CPUs: busy
     assert busy_host_warning(1.03, 2, 1) is None  # the load average counts our thread: 0.03 others
     assert busy_host_warning(1.6, 2, 1) is None  # a minute after a 2-thread run of ours: its load, not others'
-    text = busy_host_warning(1.03, 2, 1, timed)  # measured while timed: half the CPUs at most
-    assert "0.98" not in text and "1.0 of 2 CPU(s)" in text
+    text = busy_host_warning(1.03, 2, 1, timed)  # measured while timed: the most, of 2 CPUs, for our 1 thread
+    assert _figures(text) == ["1.0", "2", "1"]
     assert busy_host_warning(7.9, 2, 2, timed[1:]) is None  # measured quiet: the load was ours
-    assert busy_others(0.98, 2) == 0.98 and busy_others(0.0, 2) is None and busy_others(None, 2) is None
+
+
+def test_a_pinned_configs_others_are_counted_against_its_usable_cpus_not_the_hosts():
+    """1.0 CPU of others on a config pinned to 2 of an 8-CPU host: busy (over a quarter of 2), though 1.0 of 8 is
+    not; the line names the 2 CPUs the reading counted."""
+    pinned = SimpleNamespace(extra={"other_cpus": 1.0, "usable_cpus": 2})
+    assert busy_others(pinned.extra) == 1.0 and busy_others({"other_cpus": 1.0, "usable_cpus": 8}) is None
+    assert _figures(busy_host_warning(None, 8, 1, [pinned])) == ["1.0", "2", "1"]

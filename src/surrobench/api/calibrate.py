@@ -83,9 +83,9 @@ def check_threads(device: str, threads: int | None) -> int | None:
 def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
-    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``: a
-    :func:`~surrobench.execution.env.host_load` before and after measuring; the load less ``threads`` over
-    :data:`~surrobench.execution.host_facts.BUSY_SHARE` of the CPUs), repeats spread over :data:`MAX_SPREAD`."""
+    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``:
+    :func:`~surrobench.execution.env.host_load` readings, calibrate's after measuring, by the rule of
+    :func:`~surrobench.execution.host_facts.busy_others`), repeats spread over :data:`MAX_SPREAD`."""
     problems = []
     if device == "cpu":
         busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)
@@ -125,9 +125,8 @@ def calibrate(
     check_bools(force=force)
     threads = check_threads(device, threads)
     sizes = DEFAULT_SIZES[device]
-    loads = [host_load()]
     # a load seen before measuring refuses at once: measuring first took 78-100 s on a CPU only to refuse after
-    busy = busy_host_warning(*loads[0], threads or torch.get_num_threads()) if device == "cpu" else None
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads()) if device == "cpu" else None
     if busy and not force:
         raise CalibrationRefused([busy], {})
     saved = torch.get_num_threads()
@@ -142,8 +141,7 @@ def calibrate(
         )
     finally:
         torch.set_num_threads(saved)
-    loads.append(host_load())
-    problems = check_calibration(calibration, device, loads, threads or torch.get_num_threads())
+    problems = check_calibration(calibration, device, [host_load()], threads or torch.get_num_threads())
     if problems and not force:
         raise CalibrationRefused(problems, calibration.spreads)
     ceilings = calibration.ceilings

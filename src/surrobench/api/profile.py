@@ -39,7 +39,7 @@ class ProfileReport(ChildReport):
             per-step times are averaged (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled
             ops never exceed it (a median would leave out preempted steps whose op times land in the sums).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction; its JSON's
-            ``busy_others``: :func:`~surrobench.execution.host_facts.busy_others` while the config was timed, or null.
+            ``busy_others``: :func:`~surrobench.execution.host_facts.busy_others` of the config, or null.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
         counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
             (:mod:`surrobench.api.counters`); None otherwise.
@@ -63,7 +63,7 @@ class ProfileReport(ChildReport):
             "profiled_step_ms": self.profiled_step_ms,
             "unprofiled_ms": c.latency_ms.median if c.latency_ms else None,
             "overhead": self.overhead,
-            "busy_others": busy_others(c.extra.get("other_cpus"), c.extra.get("usable_cpus") or 1),
+            "busy_others": busy_others(c.extra),
             "trace_path": self.trace_path,
             "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,

@@ -129,14 +129,15 @@ def fingerprint(device: str) -> dict:
 
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:
     """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
-    most CPUs they kept busy while one of ``results``, ConfigResults, was timed; none read: a 1-minute load average
-    over ``cpu_count``), naming torch's ``threads``."""
-    others = max((r.extra["other_cpus"] for r in results if r.extra.get("other_cpus") is not None), default=None)
-    if busy_others(others, cpu_count, load_1m) is None:
+    most CPUs they kept busy of a config's usable CPUs while one of ``results``, ConfigResults, was timed; none read:
+    a 1-minute load average, host-wide, over the host's ``cpu_count``), naming torch's ``threads``."""
+    timed = [r.extra for r in results if r.extra.get("other_cpus") is not None]
+    worst = max(timed, key=lambda extra: busy_others(extra) or 0.0, default={"usable_cpus": cpu_count})
+    if (others := busy_others(worst, load_1m)) is None:
         return None
-    what = f"1-minute load average {load_1m:.1f} on" if others is None else f"other processes used {others:.1f} of"
+    what = f"other processes used {others:.1f} of" if timed else f"1-minute load average {load_1m:.1f} on"
     return (
-        f"busy host: {what} {cpu_count} CPU(s) while torch used {threads} "
+        f"busy host: {what} {worst.get('usable_cpus') or 1} CPU(s) while torch used {threads} "
         f"thread(s); other processes share the cores, so timings are noisy "
         f"({'try 1 thread, or more rounds' if threads > 1 else 'try more rounds, or a quieter machine'})"
     )

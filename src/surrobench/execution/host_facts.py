@@ -18,24 +18,27 @@ HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
 #: The host counts as busy when other processes keep more than this share of its CPUs busy: 1.0 of 2 usable CPUs
 #: took one thread's timings from 9.3 to 17.2 ms between two runs of one code, minutes apart (docs/compare.md).
 BUSY_SHARE = 0.25
-#: The kernel's CPU time counters (proc(5)): the first line sums every CPU's, in clock ticks.
+#: The kernel's CPU time counters (proc(5)): a ``cpuN`` line per online CPU N, in clock ticks.
 PROC_STAT = Path("/proc/stat")
 
 
 def cpu_times() -> tuple[float, float, float] | None:
-    """(wall s, the host's busy CPU s: :data:`PROC_STAT`'s ``cpu`` line less idle and iowait, this process's CPU s)
-    now, from a fixed point; None where there is no such file."""
+    """(wall s, the busy CPU s of the CPUs this process may run on: :data:`PROC_STAT`'s ``cpuN`` lines of its affinity
+    mask less idle and iowait; this process's CPU s) now, from a fixed point; None without the file. Not the ``cpu``
+    line's whole host: :func:`usable_cpus` counts these CPUs, and a process busy outside them takes no time from ours."""
     try:
-        ticks = [int(v) for v in PROC_STAT.read_text().split("\n", 1)[0].split()[1:9]]
-    except (OSError, ValueError):
+        mask = {f"cpu{n}" for n in os.sched_getaffinity(0)}
+        rows = [line.split() for line in PROC_STAT.read_text().splitlines()]
+        busy = sum(sum(map(int, row[1:9])) - int(row[4]) - int(row[5]) for row in rows if row[0] in mask)
+    except (AttributeError, IndexError, OSError, ValueError):
         return None
     own = os.times()
-    return own.elapsed, (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
+    return own.elapsed, busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
 
 
 def other_cpus(since: tuple[float, float, float] | None) -> float | None:
-    """The CPUs other processes kept busy on average since the :func:`cpu_times` reading ``since`` (the host's busy
-    time less ours over the wall time); None without both readings."""
+    """The CPUs of the affinity mask (:func:`cpu_times`) other processes kept busy on average since the reading
+    ``since`` (those CPUs' busy time less ours over the wall time); None without both readings."""
     now = cpu_times()
     if since is None or now is None or now[0] <= since[0]:
         return None
@@ -51,9 +54,11 @@ def host_load() -> tuple[float | None, int]:
     return load, os.cpu_count() or 1
 
 
-def busy_others(others: float | None, cpus: int, load_1m: float | None = None) -> float | None:
-    """The CPUs other processes kept busy when over :data:`BUSY_SHARE` of ``cpus``, else None: ``others`` as
-    :func:`other_cpus` measured them; else a 1-minute load average over ``cpus`` (it holds our last minute too)."""
+def busy_others(extra: dict, load_1m: float | None = None) -> float | None:
+    """The CPUs other processes kept busy while a CPU config was timed when over :data:`BUSY_SHARE` of its CPUs, else
+    None: its ``extra``'s (:func:`host_facts`) ``other_cpus`` against its ``usable_cpus``, the CPUs both count; without
+    that reading, a 1-minute load average ``load_1m`` over those CPUs (it holds our last minute too)."""
+    others, cpus = extra.get("other_cpus"), extra.get("usable_cpus") or 1
     if others is None and load_1m is not None:
         others = max(load_1m - (1 - BUSY_SHARE) * cpus, 0.0)
     return others if others is not None and others > BUSY_SHARE * cpus else None

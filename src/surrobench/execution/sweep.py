@@ -363,17 +363,13 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
-    clock = clock_drop_warning(clocks)
-    if clock:
-        warnings.append(clock)
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
+    warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
     noisy = [
         f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
-    if busy:
-        warnings.append(busy)
     if noisy:
         warnings.append(
             f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"

@@ -365,7 +365,7 @@ def compare_config(
     """
     rule = _rule(threshold)
     others = {"base": base.extra.get("other_cpus"), "new": new.extra.get("other_cpus")}
-    busy = any(busy_others(others[k], r.extra.get("usable_cpus") or 1) for k, r in (("base", base), ("new", new)))
+    busy = any(busy_others(r.extra) for r in (base, new))
     own = all(
         r.extra.get(PEAK_OWN_KEY, True) and (r.device != "cpu" or (r.peak_mem_bytes or 0) >= 1 << 20)
         for r in (base, new)
