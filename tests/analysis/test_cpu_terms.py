@@ -242,6 +242,8 @@ def test_a_cpu_outside_the_affinity_mask_busy_is_no_busy_host(tmp_path, monkeypa
     assert extra == {"other_cpus": pytest.approx(0.0), "usable_cpus": 2}
     assert host_facts_module.busy_others(extra) is None
     assert busy_host_warning(None, 4, 2, [SimpleNamespace(extra=extra)]) is None
+    monkeypatch.setattr(host_facts_module.os, "sched_getaffinity", lambda pid: {8, 9})  # numbered otherwise: unread
+    assert host_facts_module.cpu_times() is None
 
 
 def test_a_small_call_just_under_the_cutoff_never_reads_as_the_cutoff_nor_as_dispatch():

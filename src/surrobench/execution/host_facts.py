@@ -28,9 +28,11 @@ def cpu_times() -> tuple[float, float, float] | None:
     line's whole host: :func:`usable_cpus` counts these CPUs, and a process busy outside them takes no time from ours."""
     try:
         mask = {f"cpu{n}" for n in os.sched_getaffinity(0)}
-        rows = [line.split() for line in PROC_STAT.read_text().splitlines()]
-        busy = sum(sum(map(int, row[1:9])) - int(row[4]) - int(row[5]) for row in rows if row[0] in mask)
+        rows = [row for line in PROC_STAT.read_text().splitlines() if (row := line.split()) and row[0] in mask]
+        busy = sum(sum(map(int, row[1:9])) - int(row[4]) - int(row[5]) for row in rows)
     except (AttributeError, IndexError, OSError, ValueError):
+        return None
+    if not rows:  # CPUs numbered otherwise than the mask (a container's view of the file): not read, never quiet
         return None
     own = os.times()
     return own.elapsed, busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
