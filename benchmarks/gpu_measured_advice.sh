@@ -27,6 +27,7 @@
 # neuraloperator wheels installed to /tmp/site, which is on PYTHONPATH), gat (examples/pyg_gat.py 65536,
 # torch_geometric), transformer (examples/patch_transformer.py 256 b8). The zoo, neuraloperator FNO, GAT and
 # transformer sizes are the ones of the kept optimize reports (there is none of the TFNO: put it in OPTIMIZE).
+# MORE="moe=devseed/t26.py:moe|256|4 ..." adds configs by name (on a GPU run).
 #
 # The whole script stops by TOTAL_S (540 s by default): each step runs under `timeout` capped at what is left, and a
 # step that cannot get its minimum is skipped (listed in the times file). $OUT/advice.tar.gz holds the work folder
@@ -62,6 +63,8 @@ if [ "$device" = cuda ]; then
     [gat]="examples/pyg_gat.py:build|65536|1" [transformer]="examples/patch_transformer.py:build|256|8"
   )
   extra=()
+  # MORE="name=model|shape|batch ..." adds configs (a trial's model files, say)
+  for m in ${MORE:-}; do SPEC[${m%%=*}]=${m#*=}; done
   # step minimums and caps, s: diagnose (goal 90 s), optimize (its default budget 150 s + processes, or the set one),
   # --counters (goal 150 s), the recipe step with counters
   diag=(45 150) counters=(60 200) recipe=(45 240)
