@@ -110,12 +110,12 @@ class PlantedBench:
             self.windows.append(["(failed)"])
             raise self.fail[index]
         pace = max((self.slow.get(h.name, 1.0) for h in handles), default=1.0)
-        for done in range(1, self.rounds + 1):
+        for _ in range(self.rounds):
             for h in (self.baseline, *handles):
                 h.rounds.append(self._round(h))
             if self.clock is not None:
                 self.clock.now += pace * self.window_s / self.rounds
-            if stop is not None and done >= 2 and stop():
+            if stop is not None and stop():
                 break
         for h in (self.baseline, *handles):
             self._seen[id(h)] = self._seen.get(id(h), 0) + 1

@@ -124,7 +124,7 @@ def test_interleaved_rounds_alternate_and_keep_setup_apart():
     b = open_variant(_cfg(channels_last=True), prepared)
     assert b.setup_ms > 0 and isinstance(b.first_output, torch.Tensor)
     assert prepared.module.weight.is_contiguous()  # b converted its own copy
-    interleave([a, b], rounds=3, warmup=1, iters=4)
+    interleave([a, b], rounds=3, warmup=1, iters=4, stop=lambda: False)
     assert [len(v.rounds) for v in (a, b)] == [3, 3]
     assert all(len(r) == 4 for r in a.samples_ms())
     merged = b.result()

@@ -136,7 +136,7 @@ def test_optimize_reads_growth_from_a_variants_own_timed_calls(monkeypatch):
 
     def grown(leak: int) -> list:
         heavy, light = variant(64, leak), variant(0, 0)
-        interleave([heavy, light], 3, 1, 4)
+        interleave([heavy, light], 3, 1, 4, lambda: False)
         return [merge_rounds(v.rounds).extra.get(LEAK_KEY) for v in (heavy, light)]
 
     assert grown(0) == [None, None]

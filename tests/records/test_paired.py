@@ -96,13 +96,18 @@ def _windows(median_ms: float, per_window: list[float], rounds: int = 6, seed: i
     ]
 
 
+def _ids(windows: int, rounds: int = 6) -> list[int]:
+    """Each round's window id for ``windows`` windows of ``rounds`` rounds."""
+    return [i // rounds for i in range(windows * rounds)]
+
+
 def test_windows_drifting_apart_widen_the_interval():
     """A recipe 1.20 ms in three windows and 1.35 ms in one (an H200 window a minute later, docs/benchmarks/
     h200-optimize.md): drawn over windows, the interval reaches towards the slow window's 5.2x, where the
     interval of the same rounds as one window stays near the fast windows."""
     base = _windows(7.0, [1.0, 1.0, 1.0, 1.0], seed=10)
     recipe = _windows(1.2, [1.0, 1.0, 1.125, 1.0], seed=20)
-    by_window = PairedSamples.interleaved(base, recipe, windows=4)
+    by_window = PairedSamples.interleaved(base, recipe, windows=_ids(4))
     per_window = by_window.unit_speedups()
     assert per_window[2] == pytest.approx(7.0 / 1.35, rel=0.01) and per_window[0] == pytest.approx(7.0 / 1.2, rel=0.01)
     one_window, over_windows = PairedSamples.interleaved(base, recipe).speedup(), by_window.speedup()
@@ -113,7 +118,7 @@ def test_windows_drifting_apart_widen_the_interval():
 
 def test_steady_windows_do_not_widen_the_interval():
     lo, hi = (
-        PairedSamples.interleaved(_windows(7.0, [1.0] * 4, seed=30), _windows(1.2, [1.0] * 4, seed=40), windows=4)
+        PairedSamples.interleaved(_windows(7.0, [1.0] * 4, seed=30), _windows(1.2, [1.0] * 4, seed=40), windows=_ids(4))
         .speedup()
         .ci95
     )
@@ -123,7 +128,9 @@ def test_steady_windows_do_not_widen_the_interval():
 def _with_processes(baseline_factors: list[float]) -> PairedSamples:
     """Four steady windows in one process (10 ms against 5 ms), then one window in each of
     ``len(baseline_factors)`` fresh processes whose baseline runs ``factor`` times as long (the recipe steady)."""
-    pair = PairedSamples.interleaved(_windows(10.0, [1.0] * 4, seed=50), _windows(5.0, [1.0] * 4, seed=60), windows=4)
+    pair = PairedSamples.interleaved(
+        _windows(10.0, [1.0] * 4, seed=50), _windows(5.0, [1.0] * 4, seed=60), windows=_ids(4)
+    )
     for i, f in enumerate(baseline_factors):
         pair = pair.add_windows(
             _windows(10.0 * f, [1.0], seed=70 + i), _windows(5.0, [1.0], seed=80 + i), rounds=6, process=i + 1
@@ -165,9 +172,11 @@ def test_ragged_empty_or_non_positive_samples_are_refused(base, cand):
         PairedSamples.separate(base, cand)
 
 
-def test_rounds_that_do_not_split_into_windows_are_refused():
-    with pytest.raises(ValueError, match="equal windows"):
-        PairedSamples.interleaved(_windows(7.0, [1.0] * 3, rounds=2), _windows(1.2, [1.0] * 3, rounds=2), windows=4)
+def test_rounds_without_one_window_id_each_are_refused():
+    with pytest.raises(ValueError, match="window ids"):
+        PairedSamples.interleaved(
+            _windows(7.0, [1.0] * 3, rounds=2), _windows(1.2, [1.0] * 3, rounds=2), windows=_ids(4)
+        )
 
 
 def test_a_p95_ratio_comes_from_the_same_draws():
@@ -221,3 +230,34 @@ def test_a_bound_names_what_it_is_whether_cleared_or_not():
     assert Speedup(1.13, (1.10, 1.16), 0.01).reason("x").endswith(", clears 1 + smallest effect of interest 2.0%")
     m = MeasuredRemedy("threads=2", "inconclusive", 0.93, (0.63, 1.07), 4.5, None, noise_floor=0.11, margin=0.11)
     assert m.text().endswith("inconclusive, lower bound needs > 1.110 (1 + noise floor 11.0%)")
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_a_candidate_150x_slower_in_every_call_reads_slower_from_one_or_two_rounds(rounds):
+    """A trial's threads=2 at 1 free core: 1596 ms a call against a 10 ms baseline whose two rounds sat 38% apart
+    (its noise floor), in a window cut to two rounds, or one. Every bootstrap resample's ratio of medians is at most
+    max(baseline) / min(candidate), so the interval's upper end lies below 1 / (1 + margin): slower by the rule."""
+    base = _rounds(10.0, [1.3, 0.8][:rounds], iters=21, jitter=0.05, seed=80)
+    slow = _rounds(1596.0, [1.0] * rounds, iters=21, jitter=0.005, seed=81)
+    sp = PairedSamples.interleaved(base, slow).speedup()
+    assert max(max(r) for r in base) / min(min(r) for r in slow) < 1 / (1 + sp.margin())
+    assert sp.verdict() == "slower" and sp.ci95[1] < 0.01
+
+
+def test_a_candidate_as_fast_as_the_baseline_in_half_of_one_of_two_rounds_is_not_slower():
+    """Why the trial read 0.01x [0.01, 1.29], "inconclusive": its threads=2 ran as fast as the baseline while the
+    other core was free (about half of one round's calls) and 150 times slower while it was not. Rounds are the
+    units drawn: a quarter of the resamples draw that round twice, and their median is the baseline's."""
+    base = _rounds(10.0, [1.3, 0.8], iters=21, jitter=0.05, seed=82)
+    mixed = _rounds(1596.0, [1.0, 1.0], iters=21, jitter=0.005, seed=83)
+    mixed[0][:12] = [10.4] * 12
+    sp = PairedSamples.interleaved(base, mixed).speedup()
+    assert sp.median < 0.01 and sp.ci95[1] > 1.0 and sp.verdict() == "inconclusive"
+
+
+def test_windows_cut_short_pair_by_their_ids():
+    base, cand = _rounds(10.0, [1.0] * 5, seed=84), _rounds(8.0, [1.0] * 5, seed=85)
+    pair = PairedSamples.interleaved(base, cand, windows=[0, 0, 0, 3, 3])  # a window of 3 rounds, one cut to 2
+    assert pair.baseline_units == ((0, 0),) * 3 + ((0, 3),) * 2 and len(pair.unit_speedups()) == 2
+    with pytest.raises(ValueError, match="window ids"):
+        PairedSamples.interleaved(base, cand, windows=[0, 0, 3])

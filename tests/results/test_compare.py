@@ -274,7 +274,7 @@ def test_compare_and_optimize_agree_on_the_same_pair(factor):
     c = compare_config(
         config([s for r in base for s in r], extra=units), config([s for r in cand for s in r], extra=units)
     )
-    optimize = PairedSamples.interleaved(base, cand, windows=2).speedup()
+    optimize = PairedSamples.interleaved(base, cand, windows=[i // 3 for i in range(6)]).speedup()
     assert c.speedup == optimize
     assert (c.verdict == "improved") == optimize.faster() and (c.verdict == "regressed") == optimize.slower()
 

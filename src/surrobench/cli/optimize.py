@@ -20,9 +20,9 @@ RunOpt = typer.Option(
 BudgetOpt = typer.Option(
     DEFAULT_BUDGET_S,
     "--budget-s",
-    help="Seconds per config for the search and the recipe's --processes: the search keeps time for one pair (at "
-    "most a quarter of the budget) while it fits after the recipe's confirmation windows; a pair the budget left "
-    "would not fit is skipped, and a first compilation may run past it (notes say so). --verify comes after it.",
+    help="Seconds per config for the search and the recipe's --processes, kept for one pair (at most a quarter of the "
+    "budget) while it fits after the confirmation windows; a round of a window, or a pair, starts only when it would "
+    "end within it: a first compilation or a first round may run past it (notes say so). --verify comes after it.",
 )
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."

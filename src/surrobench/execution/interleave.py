@@ -137,17 +137,11 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 
-#: The fewest rounds a window cut short by ``stop`` keeps: the noise floor splits a side's rounds in two.
-MIN_WINDOW_ROUNDS = 2
-
-
-def interleave(
-    variants: list[Variant], rounds: int, warmup: int, iters: int, stop: Callable[[], bool] | None = None
-) -> None:
+def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int, stop: Callable[[], bool]) -> None:
     """``rounds`` rounds; in each, every variant in list order runs :func:`time_round` (A B A B ...). ``stop`` is
-    asked after each round from the :data:`MIN_WINDOW_ROUNDS`-th on; True ends the window there."""
-    for done in range(1, rounds + 1):
+    asked after each round; True ends the window there."""
+    for _ in range(rounds):
         for variant in variants:
             time_round(variant, warmup, iters)
-        if stop is not None and done >= MIN_WINDOW_ROUNDS and stop():
+        if stop():
             return

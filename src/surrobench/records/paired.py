@@ -150,18 +150,18 @@ class PairedSamples:
 
     @classmethod
     def interleaved(
-        cls, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]], *, windows: int = 1
+        cls, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]], *, windows: Sequence[int] = ()
     ) -> "PairedSamples":
-        """A pair timed together in one process: ``windows`` consecutive windows of equally many rounds a side,
-        window w of one timed with window w of the other.
+        """A pair timed together in one process, ``windows`` each round's window id (one window when empty; a window
+        cut short holds fewer rounds), window w of one timed with window w of the other.
 
         Raises:
-            ValueError: rounds that do not split into ``windows`` equal windows alike on both sides.
+            ValueError: sides of unequal round counts, or not one window id per round.
         """
-        if len(baseline) != len(candidate) or len(baseline) % windows:
-            raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not split into {windows} equal windows")
-        per = len(baseline) // windows
-        units = tuple((0, i // per) for i in range(len(baseline)))
+        windows = windows or [0] * len(baseline)
+        if len(baseline) != len(candidate) or len(windows) != len(baseline):
+            raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not pair with {len(windows)} window ids")
+        units = tuple((0, w) for w in windows)
         return cls(_rounds(baseline), _rounds(candidate), units, units)
 
     @classmethod

@@ -76,7 +76,7 @@ class Bench(Protocol):
     def accuracy(self, handle: Handle) -> AccuracyVerdict:
         """The accuracy guard's verdict on ``handle``'s first output."""
 
-    def window(self, handles: Sequence[Handle], stop: Callable[[], bool] | None = None) -> None:
+    def window(self, handles: Sequence[Handle], stop: Callable[[], bool]) -> None:
         """One window of the baseline and ``handles`` interleaved, appended to each one's ``rounds``. A failure leaves
         no rounds behind; Ctrl-C keeps the baseline's. Raises what a handle raised, or KeyboardInterrupt."""
 
@@ -239,7 +239,7 @@ class DeviceBench:
     def accuracy(self, handle: Variant) -> AccuracyVerdict:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
-    def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
+    def window(self, handles: Sequence[Variant], stop: Callable[[], bool]) -> None:
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:

@@ -90,13 +90,13 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     cut = search.confirm_interrupted or (search.processes is not None and search.processes.interrupted)
     notes = _notes(search) + (() if profile or cut else ("interrupted while profiling the top ops: none kept",))
     profile = profile and not cut
-    indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
-    # the rounds marked as timed in windows of request.rounds, so compare pairs them
-    paired = {PAIRED_UNITS_KEY: [[0, i // request.rounds] for i in range(len(indices))]} if variant else {}
+    pairs = search.paired[id(variant)] if variant else [(i, 0) for i in range(len(baseline.rounds))]
+    # each round marked with its window, so compare pairs them
+    paired = {PAIRED_UNITS_KEY: [[0, w] for _, w in pairs]} if variant else {}
     # all timing is done: the profiler may attach, the baseline's top op first
     profiling_started = time.monotonic()
     base_result = replace(
-        _with_extra(merge_rounds([baseline.rounds[i] for i in indices]), paired),
+        _with_extra(merge_rounds([baseline.rounds[i] for i, _ in pairs]), paired),
         cold_start_ms=baseline.setup_ms,
         peak_mem_bytes=baseline.peak_bytes,
         top_op=top_op(baseline) if profile else None,
@@ -195,7 +195,7 @@ def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[
     compiled = ", a first compilation above all," if compiles(longest.name) else ""
     return (
         f"{over}; the longest candidate, {longest.name}, took {longest.time_s:.1f} s (the first candidate of a "
-        f"kind{compiled} cannot be estimated before it runs)",
+        f"kind{compiled}, and a window's first round, cannot be estimated before they run)",
     )
 
 

@@ -42,15 +42,14 @@ class Search(Trials):
     confirm_error: str | None = None
     confirm_interrupted: bool = False
     unconfirmed: Unconfirmed | None = None
-    confirm_windows: int = CONFIRM_WINDOWS
 
     def reserve_s(self) -> tuple[float, float]:
-        """Once a candidate is accepted (the recipe will be one of them): :attr:`confirm_windows` windows as long as
-        the last, and one pair of its fresh processes while it still fits after them, else none would start and its
-        time goes to candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        """Once a candidate is accepted (the recipe will be one of them): :data:`CONFIRM_WINDOWS` windows of rounds as
+        long as the last, and one pair of its fresh processes while it still fits after them, else none would start
+        and its time goes to candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         if (setup := self.reserve_setup_ms()) is None:
             return 0.0, 0.0
-        windows, pair = self.confirm_windows * self.last_window_s, self.bench.process_reserve_s(setup)
+        windows, pair = CONFIRM_WINDOWS * self.rounds * self.last_round_s, self.bench.process_reserve_s(setup)
         return windows, pair if self.clock() + windows + pair <= self.budget_end else 0.0
 
     def run(self, remedies: list[Remedy]) -> None:
@@ -181,12 +180,15 @@ class Search(Trials):
         return wins
 
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
-        """The recipe's speedup pooled over every window with the baseline after :attr:`confirm_windows` more and the
+        """The recipe's speedup pooled over every window with the baseline after :data:`CONFIRM_WINDOWS` more and the
         fresh pairs, its interval drawn over windows and processes (docs/benchmarks/h200-optimize.md, "Windows and
-        processes"), and each window's. A failed window or Ctrl-C leaves those measured."""
-        for _ in range(self.confirm_windows):
+        processes"), and each window's. A failed window or Ctrl-C leaves those measured; a window, and a round of
+        it, starts after the first only when it would end within the budget (:meth:`~Trials.window`)."""
+        for n in range(CONFIRM_WINDOWS):
+            if n and self.clock() + self.last_round_s > self.budget_end:
+                break
             try:
-                self.window([handle])
+                self.window([handle], end=self.budget_end)
             except KeyboardInterrupt:  # the recipe stands on the windows that finished; no fresh processes
                 self.confirm_interrupted = True
                 break
@@ -195,16 +197,15 @@ class Search(Trials):
                 self.confirm_error = explain_failure(exc, self.bench.device).line
                 break
         baseline = self.bench.baseline.samples_ms()
-        base = [baseline[i] for i in self.paired[id(handle)]]
-        rounds = self.rounds
-        record = PairedSamples.interleaved(base, handle.samples_ms(), windows=len(base) // rounds)
+        base, windows = zip(*((baseline[i], w) for i, w in self.paired[id(handle)]))
+        record = PairedSamples.interleaved(base, handle.samples_ms(), windows=windows)
         if not self.confirm_interrupted:
             setup = self.fresh_setup_ms(recipe.name, handle.setup_ms)
             self.processes = self.bench.process_windows(recipe, handle, setup)
         found = self.processes
         for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
-            cut = slice(pair * rounds, (pair + 1) * rounds)
+            cut = slice(pair * self.rounds, (pair + 1) * self.rounds)
             record = record.add_windows(
-                found.baseline_rounds[cut], found.recipe_rounds[cut], rounds=rounds, process=pair + 1
+                found.baseline_rounds[cut], found.recipe_rounds[cut], rounds=self.rounds, process=pair + 1
             )
         return record.speedup(), tuple(record.unit_speedups())

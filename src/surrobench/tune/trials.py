@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surrobench.execution.failures import explain_failure, failure_label
-from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult, timed_verdict
@@ -31,15 +30,17 @@ WARM_COMPILE_FRACTION = 0.72
 #: Which candidates compile cold (a new thread count; on the CPU a new precision too, not on CUDA) and the
 #: measurements behind it: docs/design.md, "Fresh processes: their share of the budget".
 FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")}
+#: The fewest rounds of a least measurement, and before a crowded window may end once slower: the noise floor splits.
+MIN_WINDOW_ROUNDS = 2
 
 
 @dataclass
 class Trials:
     """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
-    ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a window ends once ``budget_end`` passes and a
-    candidate starts when its least measurement fits (:meth:`minimum_s`); ``stored`` (diagnose): the cited
-    optimization's candidates, whose ``setup_s`` time a first compilation. ``paired``: ``id(handle)`` -> the
-    baseline rounds it was timed with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
+    ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a candidate starts when its least measurement
+    fits (:meth:`minimum_s`); ``stored`` (diagnose): the cited optimization's candidates, whose ``setup_s`` time a
+    first compilation. ``paired``: ``id(handle)`` -> (baseline round, its window's id) of each round it was timed
+    with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
@@ -49,9 +50,9 @@ class Trials:
     bounded: bool = False
     stored: Mapping[frozenset[str], dict] | None = None
     on_judged: Callable[[], None] = lambda: None
-    last_window_s: float = 0.0
     last_rounds: int = 0
-    paired: dict[int, list[int]] = field(default_factory=dict)
+    last_round_s: float = 0.0
+    paired: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     timed: dict[str, Handle] = field(default_factory=dict)
     unprofiled: list[str] = field(default_factory=list)
     done: list[CandidateResult] = field(default_factory=list)
@@ -130,7 +131,7 @@ class Trials:
 
     def minimum_s(self, recipe: Recipe) -> float:
         """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does, and
-        :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
+        :data:`MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
         compiled = compiles(recipe.name)
         setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
         return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
@@ -152,24 +153,26 @@ class Trials:
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
 
-    def window(self, handles: Sequence[Handle], versus: Handle | None = None) -> None:
-        """One window of ``handles`` with the baseline (:attr:`paired`, :attr:`last_rounds`), ended at :meth:`deadline`
-        when :attr:`bounded` or ``versus`` is given: what a crowded candidate (the last of ``handles``) would replace,
-        its window then ending also once :meth:`slower_so_far` finds it slower. Raises what the bench's did."""
+    def window(self, handles: Sequence[Handle], versus: Handle | None = None, end: float | None = None) -> None:
+        """One window of ``handles`` with the baseline (:attr:`paired`, :attr:`last_rounds`, :attr:`last_round_s`),
+        a round started only when one as long as its last would end by ``end`` (:meth:`deadline` unless given);
+        ``versus``: what a crowded candidate (the last of ``handles``) would replace, its window then ending also once
+        :meth:`slower_so_far` finds it slower. Raises what the bench's did."""
         baseline = self.bench.baseline
         first = len(baseline.rounds)
-        started = self.clock()
+        ends = [self.clock()]  # the window's start, then each round's end
 
         def stop() -> bool:
-            if self.clock() >= self.deadline():
-                return True
-            return versus is not None and self.slower_so_far(versus, handles[-1], len(baseline.rounds) - first)
+            ends.append(self.clock())
+            self.last_round_s = ends[-1] - ends[-2]
+            late = ends[-1] + self.last_round_s > (self.deadline() if end is None else end)
+            crowded = versus is not None and len(ends) > MIN_WINDOW_ROUNDS
+            return late or crowded and self.slower_so_far(versus, handles[-1], len(ends) - 1)
 
-        self.bench.window(handles, stop if self.bounded or versus is not None else None)
-        self.last_window_s = self.clock() - started
+        self.bench.window(handles, stop)
         self.last_rounds = len(baseline.rounds) - first
         for h in handles:
-            self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
+            self.paired.setdefault(id(h), []).extend((i, first) for i in range(first, len(baseline.rounds)))
 
     def window_speedup(self, reference: Handle, candidate: Handle, rounds: int) -> Speedup:
         """``candidate`` over ``reference`` in their last ``rounds`` rounds (>= 1), timed together."""
@@ -188,8 +191,8 @@ class Trials:
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
         ``accepted`` when faster than the one it would replace; ``crowd``: why it is tried last (:meth:`crowds`),
-        its window then cut as :meth:`window` says (``versus`` the one it would replace) and a timed verdict's reason
-        ends with it. Returns (its result, its handle when timed)."""
+        its window then cut as :meth:`window` says (``versus`` the one it would replace); a timed verdict's reason ends
+        with it and with a window cut short. Returns (its result, its handle when timed)."""
         bench = self.bench
         started = self.clock()
         try:
@@ -220,9 +223,11 @@ class Trials:
         elif why_not := bench.not_faster_note(recipe):
             reason += f"; {why_not}"
         if crowd:
-            how = "once slower" if decisive.slower() else "at the deadline"
-            cut = f", its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
-            reason += f"; {crowd}{cut if self.last_rounds < self.rounds else ''}"
+            reason += f"; {crowd}"
+        if self.last_rounds < self.rounds:
+            slower = crowd and decisive.slower() and self.last_rounds >= MIN_WINDOW_ROUNDS
+            how = "once slower" if slower else "at the deadline"
+            reason += f"{',' if crowd else ';'} its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
         base_ms, ms = (float(np.median(h.samples_ms()[-self.last_rounds :])) for h in (bench.baseline, handle))
         calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
         result = CandidateResult(
