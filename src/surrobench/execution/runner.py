@@ -1,6 +1,6 @@
 """One config measured into a :class:`ConfigResult` (docs/sources.md, method §1 and §5): inputs built once on
-the device from the seed, ``eval()`` and ``inference_mode()``, the first call timed alone (the cold start), then
-``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the config ``oom``/``error`` with its
+the device from the seed, ``eval()`` and ``inference_mode()`` (``no_grad()``: :func:`in_grad_mode`), the first call
+timed alone (the cold start), then ``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the config ``oom``/``error`` with its
 cause in ``extra``; the sweep goes on.
 """
 
@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -30,6 +31,7 @@ from surrobench.execution.sanity import nonfinite_message, output_tensors
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, NONFINITE_KEY, PEAK_OWN_KEY, ConfigResult
+from surrobench.records.run import GRAD_MODE_KEY
 from surrobench.records.stats import MS_PER_S, LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
@@ -43,10 +45,12 @@ MULTI_INPUT_HINT = (
 
 @dataclass
 class PreparedModel:
-    """A surrogate with its module built, in eval mode, on the target device."""
+    """A surrogate with its module built, in eval mode, on the target device; ``grad_mode`` its forward runs in
+    (:func:`in_grad_mode`)."""
 
     surrogate: Surrogate
     module: nn.Module
+    grad_mode: str = "inference_mode"
 
 
 def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
@@ -133,10 +137,10 @@ def free_device(device: str) -> None:
 
 @contextlib.contextmanager
 def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step, list[Inputs]]]:
-    """Inside the config's settings and ``inference_mode()``: the mode's ``step(i)`` (not yet called) and the input
+    """Inside the config's settings and the model's grad mode: the mode's ``step(i)`` (not yet called) and the input
     sets, for the timing here and the profiling child; with ``cfg.channels_last`` the module converted in place,
     and back afterwards."""
-    with execution_settings(cfg), torch.inference_mode():
+    with execution_settings(cfg, prepared.grad_mode):
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
             prepared.module.to(memory_format=torch.channels_last)
@@ -209,9 +213,10 @@ def _measure(
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     mutated = seen["mutated"]
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
+    flags[GRAD_MODE_KEY] = prepared.grad_mode
     if cfg.device == "cpu":
         flags[FAULTS_KEY] = samples.faults_per_call
-    return replace(result, extra={**result.extra, **flags}) if flags else result
+    return replace(result, extra={**result.extra, **flags})
 
 
 def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
@@ -313,7 +318,7 @@ def run_config(
     seen: dict = {}
     try:
         with deadline(timeout_s):
-            return _measure(cfg, prepared, seen, before_each)
+            return in_grad_mode(prepared, lambda: _measure(cfg, prepared, seen, before_each))
     except UsageError:
         raise
     except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``cut_result``)
@@ -325,6 +330,29 @@ def run_config(
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
         free_device(cfg.device)
+
+
+T = TypeVar("T")
+
+
+def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:
+    """``attempt()``, again under ``no_grad`` where it raised under ``inference_mode``: a forward that takes gradients
+    (``torch.autograd.grad``) runs under ``no_grad`` alone, which the model then keeps (``prepared.grad_mode``).
+
+    Raises:
+        Exception: what the first ``attempt`` raised where the second raises too, or out of memory (not retried).
+    """
+    try:
+        return attempt()
+    except Exception as exc:
+        if prepared.grad_mode == "no_grad" or isinstance(exc, torch.OutOfMemoryError):
+            raise
+        prepared.grad_mode = "no_grad"
+        try:
+            return attempt()
+        except Exception:
+            prepared.grad_mode = "inference_mode"
+            raise exc from None
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:

@@ -24,7 +24,7 @@ from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
 from surrobench.execution.runner import run_config
 from surrobench.records.config import ExecSettings
-from surrobench.records.run import LEAK_KEY, ConfigResult, RunRecord, created_now
+from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult, RunRecord, created_now
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
@@ -374,7 +374,13 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         warnings.append(
             f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
         )
-    return warnings + forward_warnings(results) + idle_setting_warnings(results)
+    no_grad = [r.label() for r in results if r.extra.get(GRAD_MODE_KEY) == "no_grad"]
+    return warnings + forward_warnings(results) + idle_setting_warnings(results) + no_grad_note(no_grad)
+
+
+def no_grad_note(labels: list[str]) -> list[str]:
+    """One line naming the configs (``labels``) whose forward ran under ``no_grad`` (:data:`GRAD_MODE_KEY`)."""
+    return [f"ran under torch.no_grad (the forward takes gradients): {', '.join(labels)}"] if labels else []
 
 
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
