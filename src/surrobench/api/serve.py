@@ -39,7 +39,7 @@ from surrobench.execution.http_load import check_reachable, check_url, http_open
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, no_grad_note, run_environment
+from surrobench.execution.sweep import NO_GRAD, check_input_size, listed, mark_unsaved, new_run_id, run_environment
 from surrobench.execution.sweep import unsaved_env
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
@@ -584,7 +584,7 @@ def serve(
         points = [point for p in done for point in p.points]
         notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
-        notes += tuple(no_grad_note([cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
+        notes += tuple(listed(NO_GRAD, [cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

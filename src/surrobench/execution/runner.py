@@ -41,6 +41,7 @@ MULTI_INPUT_HINT = (
     "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
     "see surrobench run --help"
 )
+T = TypeVar("T")
 
 
 @dataclass
@@ -330,9 +331,6 @@ def run_config(
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
         free_device(cfg.device)
-
-
-T = TypeVar("T")
 
 
 def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:

@@ -48,10 +48,6 @@ LEAK_KEY = "memory_growth"
 #: ``extra`` key of the torch context a config's forward ran in: ``inference_mode`` (the deploy setting, the fastest)
 #: or ``no_grad``, for a forward that takes gradients (``surrobench.execution.runner.in_grad_mode``).
 GRAD_MODE_KEY = "grad_mode"
-#: What the output says once of the configs that ran under ``no_grad``.
-NO_GRAD_NOTE = (
-    "ran under torch.no_grad, not torch.inference_mode: the forward takes gradients, which inference mode forbids"
-)
 #: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
 #: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
