@@ -24,8 +24,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_WARMUP, check_bools, check_ints, check_iterations
 from surrobench.execution.deadline import check_timeout_s
-from surrobench.execution.runner import ModelOutputError, check_output, config_inputs, config_step, in_grad_mode
-from surrobench.execution.runner import prepare_model
+from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import RunRecord
@@ -244,27 +243,23 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
     """
     cfg = next(c for c in plan.configs if c.model == spec)
     cfg = replace(cfg, mode="eager", precision="fp32", input_sets=1, channels_last=False)
-    prepared = prepare_model(plan.surrogates[spec], cfg.device, cfg.seed)
-    shapes = ", ".join("x".join(map(str, t.shape)) for t in config_inputs(cfg, prepared)[0])
-
-    def forward():
-        with config_step(cfg, prepared) as (step, _):
-            return step(0)
-
-    try:
-        output = in_grad_mode(prepared, forward)
-    except torch.OutOfMemoryError:
-        return
-    except (Exception, SystemExit) as exc:
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        raise UsageError(
-            f"model {spec}: forward fails on the inputs built for it ({shapes}): {reason}; give shapes= that "
-            "fit it, or an example_inputs(batch, shape) method returning its inputs"
-        ) from None
-    try:
-        check_output(output)
-    except ModelOutputError as exc:
-        raise UsageError(f"model {spec}: the forward ran on {shapes} but {exc}: there is nothing to time") from None
+    prepared = prepare_model(plan.surrogates[spec], cfg.device, cfg.seed, "no_grad")  # the sweep decides its own
+    with config_step(cfg, prepared) as (step, input_sets):
+        shapes = ", ".join("x".join(map(str, t.shape)) for t in input_sets[0])
+        try:
+            output = step(0)
+        except torch.OutOfMemoryError:
+            return
+        except (Exception, SystemExit) as exc:
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise UsageError(
+                f"model {spec}: forward fails on the inputs built for it ({shapes}): {reason}; give shapes= that "
+                "fit it, or an example_inputs(batch, shape) method returning its inputs"
+            ) from None
+        try:
+            check_output(output)
+        except ModelOutputError as exc:
+            raise UsageError(f"model {spec}: the forward ran on {shapes} but {exc}: there is nothing to time") from None
 
 
 @contextmanager

@@ -207,8 +207,7 @@ def diagnose_workload(
             return
         result = report.config
         cfg = plan.config_for(result)
-        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-        prepared.grad_mode = result.extra.get(GRAD_MODE_KEY, prepared.grad_mode)  # as the run found it
+        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed, result.extra[GRAD_MODE_KEY])
         try:
             with config_step(replace(cfg, mode="eager"), prepared) as (step, _):  # FLOPs, bytes of one eager forward
                 costs = count_op_costs(lambda: step(0), prepared.module)

@@ -19,7 +19,7 @@ from surrobench.execution.runner import PreparedModel, config_inputs, config_ste
 from surrobench.execution.runner import merge_rounds, timed_result
 from surrobench.execution.sanity import MemoryWatch, check_calls
 from surrobench.execution.timing import measure_round, time_once
-from surrobench.records.run import FAULTS_KEY, GRAD_MODE_KEY, LEAK_KEY, ConfigResult
+from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult
 
 
 def _allocated(device: str) -> int:
@@ -135,8 +135,6 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     growth = watch.growth()  # the median timed call of its rounds so far, as run reads its loop
     flags = {LEAK_KEY: growth} if growth else {}
     flags[GRAD_MODE_KEY] = variant.grad_mode
-    if cfg.device == "cpu":
-        flags[FAULTS_KEY] = samples.faults_per_call
     variant.rounds.append(replace(result, extra={**result.extra, **flags}))
 
 

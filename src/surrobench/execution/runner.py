@@ -1,7 +1,7 @@
 """One config measured into a :class:`ConfigResult` (docs/sources.md, method §1 and §5): inputs built once on
 the device from the seed, ``eval()`` and ``inference_mode()`` (``no_grad()``: :func:`in_grad_mode`), the first call
-timed alone (the cold start), then ``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the config ``oom``/``error`` with its
-cause in ``extra``; the sweep goes on.
+timed alone (the cold start), then ``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the
+config ``oom``/``error`` with its cause in ``extra``; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -54,12 +54,12 @@ class PreparedModel:
     grad_mode: str = "inference_mode"
 
 
-def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
-    """The module built with weights from ``seed``, on ``device``, in eval mode; glibc malloc's thresholds pinned
-    first (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
+def prepare_model(surrogate: Surrogate, device: str, seed: int, grad_mode: str = "inference_mode") -> PreparedModel:
+    """The module built with weights from ``seed``, on ``device``, in eval mode, run in ``grad_mode``; glibc malloc's
+    thresholds pinned first (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
     pin_malloc_thresholds()
     torch.manual_seed(seed)
-    return PreparedModel(surrogate, surrogate.build().to(device).eval())
+    return PreparedModel(surrogate, surrogate.build().to(device).eval(), grad_mode)
 
 
 class ModelOutputError(TypeError):
@@ -215,8 +215,6 @@ def _measure(
     mutated = seen["mutated"]
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
     flags[GRAD_MODE_KEY] = prepared.grad_mode
-    if cfg.device == "cpu":
-        flags[FAULTS_KEY] = samples.faults_per_call
     return replace(result, extra={**result.extra, **flags})
 
 
@@ -235,7 +233,7 @@ def timed_result(
     nonfinite: dict | None = None,
 ) -> ConfigResult:
     """The record of one timed loop of ``cfg``; status ``nonfinite`` with the ``nonfinite`` record in ``extra`` when
-    given; TF32 switches and the SM clock read now."""
+    given; TF32 switches and the SM clock read now; the CPU's page faults per call (``samples.faults_per_call``)."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -257,6 +255,8 @@ def timed_result(
         extra["sm_clock_mhz"] = (gpu_readings() or {}).get("sm_clock_mhz")
     if samples.host_ms is not None:
         extra[HOST_SUBMIT_KEY] = float(np.median(samples.host_ms))
+    if samples.faults_per_call is not None:
+        extra[FAULTS_KEY] = samples.faults_per_call
     return config_result(
         cfg,
         inputs,
