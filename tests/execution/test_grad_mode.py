@@ -89,6 +89,13 @@ def test_serve_serves_it_under_no_grad_and_records_it():
     assert all(p.nonfinite is None for p in record.policies) and record.policies[0].points
 
 
+def test_optimize_for_capacity_builds_its_service_under_no_grad():
+    args = dict(shapes="8", device="cpu", threads=1, warmup=1, max_batch=1, max_wait_ms=0.0, duration_s=0.2)
+    found = surrobench.optimize(_factory(Forces), objective="capacity", p99_ms=1e-3, only="threads=1", **args)
+    (baseline,) = found.candidates  # an infeasible target: no load; the baseline's service built and checked
+    assert baseline.recipe == "baseline" and baseline.accurate
+
+
 def test_a_forward_failing_under_both_keeps_its_own_error_and_inference_mode():
     from surrobench.api.benchmark import sweep_plan
 

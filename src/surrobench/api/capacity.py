@@ -262,8 +262,9 @@ def optimize_capacity(
     @functools.cache
     def built() -> tuple:  # at the baseline's evaluate: a factory or forward that fails is the baseline's failure
         prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-        sets, probe = config_inputs(cfg, prepared), in_grad_mode(prepared, lambda: probe_forward(cfg, prepared))
-        return prepared, *reference_outputs(cfg, prepared)[:2], sets, probe
+        reference = in_grad_mode(prepared, lambda: reference_outputs(cfg, prepared))  # the forward's grad mode first
+        sets, probe = config_inputs(cfg, prepared), probe_forward(cfg, prepared)
+        return prepared, *reference[:2], sets, probe
 
     def infeasible(remedy: Remedy) -> str | None:  # latency optimize's rule, on the baseline its evaluate built
         prepared, _, _, sets, probe = built()
