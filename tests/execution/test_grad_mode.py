@@ -96,6 +96,25 @@ def test_optimize_for_capacity_builds_its_service_under_no_grad():
     assert baseline.recipe == "baseline" and baseline.accurate
 
 
+def test_versus_times_a_surrogate_taking_gradients():
+    from tests.api.test_versus import SMALL, Planted, Scale
+    from surrobench.records.versus import MATCHED
+
+    class GradScale(Scale):  # factor * x as the gradient of factor / 2 * |x|^2
+        def forward(self, x):
+            with torch.enable_grad():
+                x = x.detach().requires_grad_(True)
+                (grad,) = torch.autograd.grad((self.factor / 2 * x.square()).sum(), x)
+            return grad
+
+    class GradPlanted(Planted):
+        def surrogate(self):
+            return GradScale(self.factor)
+
+    record = surrobench.versus(GradPlanted(), **SMALL)
+    assert record.surrogates[0].match.status == MATCHED
+
+
 def test_a_forward_failing_under_both_keeps_its_own_error_and_inference_mode():
     from surrobench.api.benchmark import sweep_plan
 
