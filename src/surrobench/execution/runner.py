@@ -343,7 +343,7 @@ def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:
     try:
         return attempt()
     except Exception as exc:
-        if prepared.grad_mode == "no_grad" or isinstance(exc, torch.OutOfMemoryError):
+        if prepared.grad_mode == "no_grad" or isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
             raise
         prepared.grad_mode = "no_grad"
         try:
