@@ -243,7 +243,7 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
     """
     cfg = next(c for c in plan.configs if c.model == spec)
     cfg = replace(cfg, mode="eager", precision="fp32", input_sets=1, channels_last=False)
-    prepared = prepare_model(plan.surrogates[spec], cfg.device, cfg.seed)
+    prepared = prepare_model(plan.surrogates[spec], cfg.device, cfg.seed, "no_grad")  # the sweep decides its own
     with config_step(cfg, prepared) as (step, input_sets):
         shapes = ", ".join("x".join(map(str, t.shape)) for t in input_sets[0])
         try:

@@ -27,7 +27,7 @@ from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
-from surrobench.execution.runner import config_inputs, prepare_model
+from surrobench.execution.runner import config_inputs, in_grad_mode, prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import new_run_id
 from surrobench.records.run import created_now
@@ -262,8 +262,9 @@ def optimize_capacity(
     @functools.cache
     def built() -> tuple:  # at the baseline's evaluate: a factory or forward that fails is the baseline's failure
         prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+        reference = in_grad_mode(prepared, lambda: reference_outputs(cfg, prepared))  # the forward's grad mode first
         sets, probe = config_inputs(cfg, prepared), probe_forward(cfg, prepared)
-        return prepared, *reference_outputs(cfg, prepared)[:2], sets, probe
+        return prepared, *reference[:2], sets, probe
 
     def infeasible(remedy: Remedy) -> str | None:  # latency optimize's rule, on the baseline its evaluate built
         prepared, _, _, sets, probe = built()

@@ -42,7 +42,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Diagnosis as DiagnosisDocument, Finding, MeasuredRemedy, rank_findings
-from surrobench.records.run import MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord, grouped
+from surrobench.records.run import GRAD_MODE_KEY, MEASURED_KEY, WARNINGS_KEY, ConfigResult, Profile, RunRecord, grouped
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import add_roofline, load_counters, load_kernel_table, load_op_table
@@ -207,7 +207,7 @@ def diagnose_workload(
             return
         result = report.config
         cfg = plan.config_for(result)
-        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+        prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed, result.extra[GRAD_MODE_KEY])
         try:
             with config_step(replace(cfg, mode="eager"), prepared) as (step, _):  # FLOPs, bytes of one eager forward
                 costs = count_op_costs(lambda: step(0), prepared.module)

@@ -39,12 +39,13 @@ from surrobench.execution.http_load import check_reachable, check_url, http_open
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment, unsaved_env
+from surrobench.execution.sweep import NO_GRAD, check_input_size, listed, mark_unsaved, new_run_id, run_environment
+from surrobench.execution.sweep import unsaved_env
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
-from surrobench.records.run import created_now
+from surrobench.records.run import GRAD_MODE_KEY, created_now
 
 #: Where an endpoint's search starts: this fraction of its throughput bound, 1 / its back-to-back median.
 START_FRACTION = 0.5
@@ -562,7 +563,7 @@ def serve(
                             _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
-                        workload.update(shapes, service_ms=service_ms)
+                        workload.update(shapes, service_ms=service_ms, grad_mode=prepared.grad_mode)
                         mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
                         done.append(
                             serve_policy(
@@ -583,6 +584,7 @@ def serve(
         points = [point for p in done for point in p.points]
         notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
+        notes += tuple(listed(NO_GRAD, [cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

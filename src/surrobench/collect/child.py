@@ -52,7 +52,7 @@ from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import failure_status
 from surrobench.execution.ranges import annotated_step, phase_range
-from surrobench.execution.runner import config_step, error_text, prepare_model
+from surrobench.execution.runner import config_step, error_text, in_grad_mode, prepare_model
 from surrobench.execution.timing import time_once, warm_up
 from surrobench.records import schemas
 from surrobench.records.kernels import MODULE_RANGE_PREFIX
@@ -199,10 +199,17 @@ def run_config(
     """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it.
     ``control`` (only with ``profiler="none"``) brackets the active steps, see :class:`ControlFifo`."""
     prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
+
+    def first_called() -> tuple:  # the step and its inputs, its settings kept on ``stack`` once its first call ran
+        with contextlib.ExitStack() as built:
+            with phase_range("data_prep", cfg.device):
+                step, input_sets = built.enter_context(config_step(cfg, prepared))
+            time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
+            stack.enter_context(built.pop_all())
+        return step, input_sets
+
     with contextlib.ExitStack() as stack:
-        with phase_range("data_prep", cfg.device):
-            step, input_sets = stack.enter_context(config_step(cfg, prepared))
-        time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
+        step, input_sets = in_grad_mode(prepared, first_called)
         warm_up(step, 0 if profiler == "torch" and cfg.device == "cpu" else cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
         if profiler == "ncu":

@@ -124,17 +124,18 @@ def autocast_context(precision: str, device: str, *, cache_enabled: bool = True)
 
 
 @contextlib.contextmanager
-def execution_settings(cfg: ExecConfig):
+def execution_settings(cfg: ExecConfig, grad_mode: str = "inference_mode"):
     """Every process-wide setting of one config, restored afterwards: TF32 and cuDNN autotuning
-    (:func:`numeric_settings`), the intra-op thread count (``torch.set_num_threads``) and the fp32 matmul
-    precision (``torch.set_float32_matmul_precision``)."""
+    (:func:`numeric_settings`), the intra-op thread count (``torch.set_num_threads``), the fp32 matmul
+    precision (``torch.set_float32_matmul_precision``) and ``grad_mode``, the torch context of that name:
+    ``inference_mode``, or ``no_grad`` for a forward that takes gradients (``surrobench.records.run.GRAD_MODE_KEY``)."""
     import torch
 
     saved_threads, saved_matmul = torch.get_num_threads(), torch.get_float32_matmul_precision()
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
     try:
-        with numeric_settings(cfg.precision, cfg.cudnn_benchmark):
+        with numeric_settings(cfg.precision, cfg.cudnn_benchmark), getattr(torch, grad_mode)():
             if cfg.matmul_precision is not None:  # after the TF32 switches, which it would otherwise override
                 torch.set_float32_matmul_precision(cfg.matmul_precision)
             yield

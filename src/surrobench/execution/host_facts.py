@@ -91,8 +91,7 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
     tensors = [*module.parameters(), *module.buffers(), *(x for x in inputs if isinstance(x, torch.Tensor))]
     floats = [t.detach() for t in tensors if t.is_floating_point()]
     count = sum(t.numel() for t in floats)
-    with torch.no_grad():
-        subnormal = sum(int(((t != 0) & (t.abs() < torch.finfo(t.dtype).tiny)).sum()) for t in floats)
+    subnormal = sum(int(((t != 0) & (t.abs() < torch.finfo(t.dtype).tiny)).sum()) for t in floats)
     return subnormal / count if count else 0.0
 
 

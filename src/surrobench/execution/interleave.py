@@ -19,7 +19,7 @@ from surrobench.execution.runner import PreparedModel, config_inputs, config_ste
 from surrobench.execution.runner import merge_rounds, timed_result
 from surrobench.execution.sanity import MemoryWatch, check_calls
 from surrobench.execution.timing import measure_round, time_once
-from surrobench.records.run import FAULTS_KEY, LEAK_KEY, ConfigResult
+from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult
 
 
 def _allocated(device: str) -> int:
@@ -47,7 +47,7 @@ class Variant:
     (cloned, for the accuracy guard); ``rounds``, one result per timed round; ``resident_bytes`` of CUDA memory
     held between rounds; ``peak_bytes``, of its setup and rounds on CUDA, of its timed rounds alone on the CPU (a
     build's growth, a compiler's too, is not the step's: docs/design.md, "CPU peak memory"); ``nonfinite``, where
-    its output first held NaN/Inf, None while finite."""
+    its output first held NaN/Inf, None while finite; ``grad_mode``, its model's (``PreparedModel.grad_mode``)."""
 
     cfg: ExecConfig
     step: Step
@@ -61,6 +61,7 @@ class Variant:
     nonfinite: dict | None = None
     calls: int = 0
     watch: MemoryWatch | None = None
+    grad_mode: str = "inference_mode"
 
     def samples_ms(self) -> list[list[float]]:
         """Host latencies, ms, ``rounds x iters``."""
@@ -81,7 +82,7 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
     module = copy.deepcopy(prepared.module) if own_module else prepared.module
-    with execution_settings(cfg), torch.inference_mode():
+    with execution_settings(cfg, prepared.grad_mode):
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
             module.to(memory_format=torch.channels_last)
@@ -101,6 +102,7 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         peak_bytes=_own_peak(memory, before, 0) if cfg.device == "cuda" else 0,  # CPU: the rounds
         nonfinite=nonfinite,
         calls=len(input_sets),
+        grad_mode=prepared.grad_mode,
     )
 
 
@@ -118,7 +120,7 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     watch.pause()  # its intervals are its own timed calls: not other variants' rounds, the heap's return, a warm-up
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
-    with execution_settings(cfg), torch.inference_mode():
+    with execution_settings(cfg, variant.grad_mode):
         samples = measure_round(variant.step, warmup, iters, cfg.device, watch.sample)
         watch.sample()
         variant.calls += warmup + iters
@@ -132,9 +134,8 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()  # the median timed call of its rounds so far, as run reads its loop
     flags = {LEAK_KEY: growth} if growth else {}
-    if cfg.device == "cpu":
-        flags[FAULTS_KEY] = samples.faults_per_call
-    variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
+    flags[GRAD_MODE_KEY] = variant.grad_mode
+    variant.rounds.append(replace(result, extra={**result.extra, **flags}))
 
 
 def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int, stop: Callable[[], bool]) -> None:

@@ -28,7 +28,7 @@ def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object,
         Exception: whatever the fp32 eager forward raises (the config cannot run at all).
     """
     ref_cfg = replace(cfg, precision="fp32", mode="eager", compile_mode=None, channels_last=False)
-    with execution_settings(ref_cfg), torch.inference_mode():
+    with execution_settings(ref_cfg, prepared.grad_mode):
         inputs = config_inputs(ref_cfg, prepared)[0]
         fp32 = clone_output(prepared.module(*inputs))
         try:

@@ -1,7 +1,7 @@
 """One config measured into a :class:`ConfigResult` (docs/sources.md, method §1 and §5): inputs built once on
-the device from the seed, ``eval()`` and ``inference_mode()``, the first call timed alone (the cold start), then
-``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the config ``oom``/``error`` with its
-cause in ``extra``; the sweep goes on.
+the device from the seed, ``eval()`` and ``inference_mode()`` (``no_grad()``: :func:`in_grad_mode`), the first call
+timed alone (the cold start), then ``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the
+config ``oom``/``error`` with its cause in ``extra``; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -30,6 +31,7 @@ from surrobench.execution.sanity import nonfinite_message, output_tensors
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, NONFINITE_KEY, PEAK_OWN_KEY, ConfigResult
+from surrobench.records.run import GRAD_MODE_KEY
 from surrobench.records.stats import MS_PER_S, LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
@@ -39,22 +41,25 @@ MULTI_INPUT_HINT = (
     "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
     "see surrobench run --help"
 )
+T = TypeVar("T")
 
 
 @dataclass
 class PreparedModel:
-    """A surrogate with its module built, in eval mode, on the target device."""
+    """A surrogate with its module built, in eval mode, on the target device; ``grad_mode`` its forward runs in
+    (:func:`in_grad_mode`)."""
 
     surrogate: Surrogate
     module: nn.Module
+    grad_mode: str = "inference_mode"
 
 
-def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
-    """The module built with weights from ``seed``, on ``device``, in eval mode; glibc malloc's thresholds pinned
-    first (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
+def prepare_model(surrogate: Surrogate, device: str, seed: int, grad_mode: str = "inference_mode") -> PreparedModel:
+    """The module built with weights from ``seed``, on ``device``, in eval mode, run in ``grad_mode``; glibc malloc's
+    thresholds pinned first (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
     pin_malloc_thresholds()
     torch.manual_seed(seed)
-    return PreparedModel(surrogate, surrogate.build().to(device).eval())
+    return PreparedModel(surrogate, surrogate.build().to(device).eval(), grad_mode)
 
 
 class ModelOutputError(TypeError):
@@ -133,10 +138,10 @@ def free_device(device: str) -> None:
 
 @contextlib.contextmanager
 def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step, list[Inputs]]]:
-    """Inside the config's settings and ``inference_mode()``: the mode's ``step(i)`` (not yet called) and the input
+    """Inside the config's settings and the model's grad mode: the mode's ``step(i)`` (not yet called) and the input
     sets, for the timing here and the profiling child; with ``cfg.channels_last`` the module converted in place,
     and back afterwards."""
-    with execution_settings(cfg), torch.inference_mode():
+    with execution_settings(cfg, prepared.grad_mode):
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
             prepared.module.to(memory_format=torch.channels_last)
@@ -209,9 +214,8 @@ def _measure(
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     mutated = seen["mutated"]
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
-    if cfg.device == "cpu":
-        flags[FAULTS_KEY] = samples.faults_per_call
-    return replace(result, extra={**result.extra, **flags}) if flags else result
+    flags[GRAD_MODE_KEY] = prepared.grad_mode
+    return replace(result, extra={**result.extra, **flags})
 
 
 def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
@@ -229,7 +233,7 @@ def timed_result(
     nonfinite: dict | None = None,
 ) -> ConfigResult:
     """The record of one timed loop of ``cfg``; status ``nonfinite`` with the ``nonfinite`` record in ``extra`` when
-    given; TF32 switches and the SM clock read now."""
+    given; TF32 switches and the SM clock read now; the CPU's page faults per call (``samples.faults_per_call``)."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -251,6 +255,8 @@ def timed_result(
         extra["sm_clock_mhz"] = (gpu_readings() or {}).get("sm_clock_mhz")
     if samples.host_ms is not None:
         extra[HOST_SUBMIT_KEY] = float(np.median(samples.host_ms))
+    if samples.faults_per_call is not None:
+        extra[FAULTS_KEY] = samples.faults_per_call
     return config_result(
         cfg,
         inputs,
@@ -313,7 +319,7 @@ def run_config(
     seen: dict = {}
     try:
         with deadline(timeout_s):
-            return _measure(cfg, prepared, seen, before_each)
+            return in_grad_mode(prepared, lambda: _measure(cfg, prepared, seen, before_each))
     except UsageError:
         raise
     except (ConfigTimeout, KeyboardInterrupt) as exc:  # Ctrl-C: what was measured goes on with it (``cut_result``)
@@ -325,6 +331,26 @@ def run_config(
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
         free_device(cfg.device)
+
+
+def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:
+    """``attempt()``, again under ``no_grad`` where it raised under ``inference_mode``: a forward that takes gradients
+    (``torch.autograd.grad``) runs under ``no_grad`` alone, which the model then keeps (``prepared.grad_mode``).
+
+    Raises:
+        Exception: what the first ``attempt`` raised where the second raises too, or out of memory (not retried).
+    """
+    try:
+        return attempt()
+    except Exception as exc:
+        if prepared.grad_mode == "no_grad" or isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+            raise
+        prepared.grad_mode = "no_grad"
+        try:
+            return attempt()
+        except Exception:
+            prepared.grad_mode = "inference_mode"
+            raise exc from None
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:

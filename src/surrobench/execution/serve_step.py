@@ -20,7 +20,7 @@ from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
-from surrobench.execution.runner import input_specs
+from surrobench.execution.runner import in_grad_mode, input_specs
 from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
 from surrobench.execution.timing import warm_up
 from surrobench.records.config import InputSpec
@@ -85,11 +85,31 @@ def _model_errors(cfg: ExecConfig) -> Iterator[None]:
         raise ModelError(f"{cfg.label()}: the model raised {why}") from exc
 
 
+def _first_called(cfg: ExecConfig, prepared: PreparedModel, sizes, warmup: int, stack: contextlib.ExitStack) -> dict:
+    """``{size: (step, inputs)}`` of each padded size, all built before any runs (building a compiled step resets
+    Dynamo's caches), then each called and checked (:class:`NonfiniteOutputError`) and warmed up; their settings
+    kept on ``stack`` once all ran."""
+    with contextlib.ExitStack() as built:
+        steps = {}
+        for size in sizes:
+            step, input_sets = built.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))
+            steps[size] = (step, input_sets[0])
+        for size, (step, _) in steps.items():
+            output = step(0)
+            check_output(output)
+            found = check_calls(lambda i, out=output: out, [0], 0, "first")
+            if found:
+                raise NonfiniteOutputError({**found, "batch": size})
+            warm_up(step, warmup, cfg.device)
+        stack.enter_context(built.pop_all())
+    return steps
+
+
 @contextlib.contextmanager
 def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
-    """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and its
+    """Inside the config's settings and the model's grad mode (:func:`~surrobench.execution.runner.in_grad_mode`): ``service(k)`` for ``1 <= k <= max_batch`` and its
     info; each padded size's step called ``1 + warmup`` times first, its output checked (ModelOutputError,
     NonfiniteOutputError).
 
@@ -100,10 +120,7 @@ def model_service(
     sizes = padded_sizes(max_batch)
     device = cfg.device
     with contextlib.ExitStack() as stack, _model_errors(cfg):
-        steps = {}
-        for size in sizes:  # all built before any runs: building a compiled step resets Dynamo's caches
-            step, input_sets = stack.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))
-            steps[size] = (step, input_sets[0])
+        steps = in_grad_mode(prepared, lambda: _first_called(cfg, prepared, sizes, warmup, stack))
         # per input tensor, max_batch batch-1 requests stacked, or None for one shared by every request (a mesh)
         sets = make_input_sets(prepared.surrogate, 1, cfg.shape, device=device, seed=cfg.seed, n_sets=cfg.input_sets)
         pool: list[torch.Tensor | None] = []
@@ -112,13 +129,6 @@ def model_service(
                 pool.append(None)
                 continue
             pool.append(torch.cat([sets[j % len(sets)][t] for j in range(max_batch)]))
-        for size, (step, _) in steps.items():
-            output = step(0)
-            check_output(output)
-            found = check_calls(lambda i, out=output: out, [0], 0, "first")
-            if found:
-                raise NonfiniteOutputError({**found, "batch": size})
-            warm_up(step, warmup, device)
         first_output = clone_output(steps[sizes[0]][0](0))
         checks = ServiceChecks(cfg.label(), MemoryWatch(device))
 

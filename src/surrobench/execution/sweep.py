@@ -24,7 +24,7 @@ from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
 from surrobench.execution.runner import run_config
 from surrobench.records.config import ExecSettings
-from surrobench.records.run import LEAK_KEY, ConfigResult, RunRecord, created_now
+from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult, RunRecord, created_now
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
@@ -361,7 +361,7 @@ def _run_rounds(
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
     """Failed configs, clock drops, a busy host (at ``threads``; None: this process's), noise, forward flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
-    warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
+    warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
     busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
     warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
@@ -370,11 +370,18 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
-    if noisy:
-        warnings.append(
-            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
-        )
-    return warnings + forward_warnings(results) + idle_setting_warnings(results)
+    warnings += listed(f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median", noisy)
+    no_grad = [r.label() for r in results if r.extra.get(GRAD_MODE_KEY) == "no_grad"]
+    return warnings + forward_warnings(results) + idle_setting_warnings(results) + listed(NO_GRAD, no_grad)
+
+
+#: What the output says once of the configs whose forward ran under ``no_grad`` (:data:`GRAD_MODE_KEY`).
+NO_GRAD = "ran under torch.no_grad, not inference_mode (the forward takes gradients)"
+
+
+def listed(what: str, labels: list[str]) -> list[str]:
+    """``["what: a, b"]``, one line naming ``labels`` (configs); none when there are none."""
+    return [f"{what}: {', '.join(labels)}"] if labels else []
 
 
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
@@ -382,13 +389,10 @@ def forward_warnings(results: list[ConfigResult]) -> list[str]:
     (:mod:`surrobench.execution.sanity`)."""
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
     out = [leak_warning(leaks)] if leaks else []
-    mutated = [(r.label(), r.extra[MUTATED_KEY]) for r in results if r.extra.get(MUTATED_KEY)]
-    if mutated:
-        out.append(
-            "the forward changed its input in place, so later calls see other data: "
-            + ", ".join(f"{label} (input {', '.join(map(str, idx))})" for label, idx in mutated)
-        )
-    return out
+    mutated = [
+        f"{r.label()} (input {', '.join(map(str, r.extra[MUTATED_KEY]))})" for r in results if r.extra.get(MUTATED_KEY)
+    ]
+    return out + listed("the forward changed its input in place, so later calls see other data", mutated)
 
 
 def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
@@ -396,10 +400,6 @@ def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
     the CPU."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
-    out = [f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}"] if flat else []
-    if cpu_graphs:
-        out.append(
-            "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only): "
-            + ", ".join(cpu_graphs)
-        )
-    return out
+    out = listed("--channels-last changed nothing (the input is not 4-D, B x C x H x W)", flat)
+    graphs = "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only)"
+    return out + listed(graphs, cpu_graphs)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from surrobench.execution.config import MIN_ITERS, ExecConfig, execution_settings
-from surrobench.execution.runner import config_step_of, prepare_model
+from surrobench.execution.runner import config_step_of, in_grad_mode, prepare_model
 from surrobench.execution.timing import measure_round, time_loop, time_once
 from surrobench.records.stats import bootstrap_ci
 from surrobench.records.versus import OneTimeCosts, Timing
@@ -77,23 +77,28 @@ def time_surrogate(problem, surrogate, cfg: ExecConfig, cases: list, steps: int)
     the one-time costs."""
     loaded: list = []
     load_ms = time_once(lambda i: loaded.append(prepare_model(surrogate, cfg.device, cfg.seed)), cfg.device)
-    module = loaded[0].module
+    prepared = loaded[0]
     host_inputs = [tuple(t.detach().cpu() for t in problem.inputs(case)) for case in cases]
     n = len(cases)
-    with execution_settings(cfg), torch.inference_mode():
-        input_sets = [tuple(t.to(cfg.device) for t in x) for x in host_inputs]
-        h2d = time_loop(lambda i: [t.to(cfg.device) for t in host_inputs[i % n]], H2D_CALLS, cfg.device)
-        step = config_step_of(cfg, module, input_sets)
-        cold_ms = time_once(step, cfg.device)
-        solutions = rollout(problem, step, input_sets, steps)
-        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device)
-        batched = [
-            tuple(torch.cat(parts) for parts in zip(*input_sets[j : j + cfg.batch])) for j in range(0, n, cfg.batch)
-        ]
-        batched = [b for b in batched if b[0].shape[0] == cfg.batch] or batched[:1]
-        batch_step = config_step_of(cfg, module, batched)
-        batch_step(0)
-        batch_samples = measure_round(batch_step, cfg.warmup, max(len(batched), MIN_ITERS // 5), cfg.device)
+
+    def timed() -> tuple:
+        with execution_settings(cfg, prepared.grad_mode):
+            input_sets = [tuple(t.to(cfg.device) for t in x) for x in host_inputs]
+            h2d = time_loop(lambda i: [t.to(cfg.device) for t in host_inputs[i % n]], H2D_CALLS, cfg.device)
+            step = config_step_of(cfg, prepared.module, input_sets)
+            cold_ms = time_once(step, cfg.device)
+            solutions = rollout(problem, step, input_sets, steps)
+            samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device)
+            batched = [
+                tuple(torch.cat(parts) for parts in zip(*input_sets[j : j + cfg.batch])) for j in range(0, n, cfg.batch)
+            ]
+            batched = [b for b in batched if b[0].shape[0] == cfg.batch] or batched[:1]
+            batch_step = config_step_of(cfg, prepared.module, batched)
+            batch_step(0)
+            batch_samples = measure_round(batch_step, cfg.warmup, max(len(batched), MIN_ITERS // 5), cfg.device)
+            return h2d, cold_ms, solutions, samples, batched, batch_samples
+
+    h2d, cold_ms, solutions, samples, batched, batch_samples = in_grad_mode(prepared, timed)
     timing = case_timing(samples.latency_ms, n, scale=steps)
     batch_ms = float(np.median(batch_samples.latency_ms)) * steps
     batch = batched[0][0].shape[0]

@@ -45,6 +45,9 @@ HOST_SUBMIT_KEY = "host_submit_ms"
 FAULTS_KEY = "minor_faults_per_call"
 #: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
 LEAK_KEY = "memory_growth"
+#: ``extra`` key of the torch context a config's forward ran in: ``inference_mode`` (the deploy setting, the fastest)
+#: or ``no_grad``, for a forward that takes gradients (``surrobench.execution.runner.in_grad_mode``).
+GRAD_MODE_KEY = "grad_mode"
 #: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
 #: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).

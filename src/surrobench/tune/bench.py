@@ -7,6 +7,7 @@ the fp32 and fp64 references (:mod:`surrobench.execution.reference`), one forwar
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ from surrobench.execution.interleave import Variant, interleave, open_variant, t
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, compiles
-from surrobench.execution.runner import PreparedModel, check_output, config_inputs, free_device
+from surrobench.execution.runner import PreparedModel, check_output, config_inputs, free_device, in_grad_mode
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
@@ -111,15 +112,23 @@ COMPILED_VARIANTS = 32
 @contextmanager
 def room_for_compiled_variants() -> Iterator[None]:
     """torch._dynamo's recompile limits raised :data:`COMPILED_VARIANTS` times for the ``with`` block, so that
-    every compiled candidate of the search is compiled (torch.compiler docs, "Recompilation")."""
+    every compiled candidate of the search is compiled (torch.compiler docs, "Recompilation"), and its warning of a
+    graph break at ``Tensor.item()`` (a dozen lines) held back: the search's notes count the forward's data-dependent
+    ops in one line (``ProbeFacts.syncs``)."""
     import torch._dynamo
 
     config = torch._dynamo.config
-    with config.patch(
-        recompile_limit=config.recompile_limit * COMPILED_VARIANTS,
-        accumulated_recompile_limit=config.accumulated_recompile_limit * COMPILED_VARIANTS,
-    ):
-        yield
+    graph_breaks = logging.getLogger("torch._dynamo.variables.tensor")
+    level = graph_breaks.level
+    graph_breaks.setLevel(logging.ERROR)
+    try:
+        with config.patch(
+            recompile_limit=config.recompile_limit * COMPILED_VARIANTS,
+            accumulated_recompile_limit=config.accumulated_recompile_limit * COMPILED_VARIANTS,
+        ):
+            yield
+    finally:
+        graph_breaks.setLevel(level)
 
 
 def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
@@ -131,7 +140,7 @@ def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | Non
         with autocast_context(precision or "fp32", cfg.device):
             return prepared.module(*inputs)
 
-    with execution_settings(replace(cfg, precision="fp32")), torch.inference_mode():
+    with execution_settings(replace(cfg, precision="fp32"), prepared.grad_mode):
         facts, _ = probe_call(forward, stop_at_half_fft=precision is not None)
     return facts
 
@@ -163,7 +172,7 @@ def top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator over :data:`_TOP_OP_SCHEDULE`'s profiled steps, run
     after all timing; None when nothing was recorded."""
     try:
-        with execution_settings(variant.cfg), torch.inference_mode():
+        with execution_settings(variant.cfg, variant.grad_mode):
             capture = profile_steps(
                 annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE, variant.cfg.device
             )
@@ -214,7 +223,7 @@ class DeviceBench:
             Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
-        baseline = open_variant(cfg, prepared, own_module=False)
+        baseline = in_grad_mode(prepared, lambda: open_variant(cfg, prepared, own_module=False))
         check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
         if baseline.nonfinite:  # measured as run does by the caller: status nonfinite, no recipe
             raise ValueError(nonfinite_message(baseline.nonfinite))

@@ -16,6 +16,7 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import candidate_remedies, compiles, off_device, run_flags
 from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
+from surrobench.execution.sweep import listed
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
@@ -229,8 +230,7 @@ def _notes(search: Search) -> tuple[str, ...]:
             + (f"; a process failed: {found.error}" if found.error else "")
             + ("; interrupted (Ctrl-C or a signal)" if found.interrupted else "")
         )
-    if search.unprofiled:
-        notes.append(f"top op not profiled (released to free device memory): {', '.join(search.unprofiled)}")
+    notes += listed("top op not profiled (released to free device memory)", search.unprofiled)
     if not request.rebuildable:
         notes.append(
             "no `surrobench run` line: the model was given as a Python object, which a command line cannot name; "
