@@ -86,7 +86,8 @@ def test_an_op_an_unreliable_profile_shrinks_below_the_share_floor_is_still_name
         ev = _evidence(timed_ms=11.1, profiled_ms=profiled, device="cpu", op_table=table)
         (found,) = qualify([memory_bound(ev, DEFAULT_THRESHOLDS)], {LABEL: check_evidence(ev)})
         named[check_evidence(ev).verdict] = (found.summary, {e.value for e in found.evidence if e.unit == OP_SHARE})
-    assert named["ok"][1] == {0.178, 0.128}  # topk under the floor of a reliable profile: not named
+    # topk under the floor of a reliable profile (its shares less the profiler's 0.83 ms a call): not named
+    assert sorted(named["ok"][1]) == pytest.approx([0.1252, 0.1766], abs=1e-3)
     assert named["unreliable"][1] == {0.178, 0.128, 0.098} and named["unreliable"][0].startswith("[unreliable profile]")
 
 

@@ -3,8 +3,8 @@ matmul_precision (GEMM/conv/attention kernels of a GPU config in fp32 with TF32 
 
 With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
 one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
-GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
-(:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
+GPU ridge of tens of FLOP/byte). On a CPU basis op times are taken
+less the profiler's cost (:func:`surrobench.analysis.evidence.deflate`), tiny low-intensity calls (< ``cpu_small_call_us``) are
 fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
 are left to :func:`ceiling_suspect`: such an op means the ceiling is too low (a machine cannot beat its roofline:
 Williams et al., CACM 52(4), 2009), or for the copy bandwidth that its data stays in cache."""
@@ -29,16 +29,17 @@ COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
-    """``{name: (category, ms per step, share)}`` of every op row, CPU times scaled (``op_time_scale``)."""
-    t = ev.op_table
-    per_step = t.active_steps * 1e3 / ev.op_time_scale()
+    """``{name: (category, ms per step, share)}`` of every op row, CPU times less the profiler's (``ev.ops``)."""
+    t = ev.ops
+    per_step = t.active_steps * 1e3
     return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
-    """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
+    """The CPU-basis note on what the op times are (less the profiler's cost, or under it), as evidence: the ratio of
+    the op time kept to the op time profiled."""
     note = ev.op_time_note()
-    return [] if note is None else [Evidence("profiler", note, ev.op_time_scale(), "ratio")]
+    return [] if note is None else [Evidence("profiler", note, ev.ops.total_us / ev.op_table.total_us, "ratio")]
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
@@ -90,7 +91,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for t, o in zip(texts, ops)
         ]
     else:
-        small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
+        small = small_calls(ev.ops, th.cpu_small_call_us)
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
@@ -215,12 +216,12 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
-    t, scale = ev.op_table, ev.op_time_scale()
-    reading = read_fragmentation(t, scale, th.cpu_small_call_us)
+    t = ev.ops
+    reading = read_fragmentation(t, th.cpu_small_call_us)
     share = reading.share
     if share < th.fragmented_share:
         return None
-    time_ms = share * t.total_us / t.active_steps / 1e3 * scale
+    time_ms = share * t.total_us / t.active_steps / 1e3
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
@@ -232,7 +233,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if k := reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
         evidence.append(Evidence("profiler", f"{n} of {k} kernels shorter than {us:g} us", n, "kernels"))
-    small = small_calls(t, scale, th.cpu_small_call_us)
+    small = small_calls(t, th.cpu_small_call_us)
     for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share; never read as the bound
         each = f"{us:.1f}" if round(us, 1) < th.cpu_small_call_us else f"{int(us * 100) / 100:.2f}"
         text = f"{name}: {calls:.0f} calls per step, {each} us each (a small call, under {th.cpu_small_call_us:g} us)"
@@ -240,7 +241,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    names = list(fragments(t, scale, th.cpu_small_call_us))
+    names = list(fragments(t, th.cpu_small_call_us))
     if enclosing := enclosing_op(t, names):
         text = f"{enclosing[1]:.0%} of their self CPU time is copies inside {enclosing[0]}"
         evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
@@ -271,9 +272,9 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                 text = f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs"
                 evidence.append(Evidence("roofline", text, o.flops / flops, "fraction"))
     odd = [d for d in r.input_shape[2:] if not (d > 0 and d & (d - 1) == 0)]
-    if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
-        fft = ev.op_table.category_shares["fft"]
-        time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
+    if ev.ops is not None and ev.ops.category_shares.get("fft", 0.0) > 0 and odd:
+        fft = ev.ops.category_shares["fft"]
+        time_ms += fft * ev.ops.total_us / ev.ops.active_steps / 1e3
         text = f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}"
         evidence.append(Evidence("profiler", text, fft, "fraction"))
     severity = th.severity(time_ms / step) if evidence else None

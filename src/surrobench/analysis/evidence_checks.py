@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.evidence import PROFILE_RATIO_MAX, PROFILE_RATIO_MIN, ConfigEvidence
 from surrobench.records import schemas
 from surrobench.records.findings import Evidence, Finding
 from surrobench.trace.model import Timeline
 
-#: Profiled step over timed median step above which the profile is not the step that was timed. The profiler's overhead
-#: is +1% to +143% on the H200 (docs/benchmarks/h200-profiles.md, launch-heavy steps highest), +160% for a CPU step of
-#: unet2d at 32 (:func:`surrobench.analysis.evidence.op_time_scale`); 4x leaves a 1.5x margin over the largest, 2.6x.
-PROFILE_RATIO_MAX = 4.0
-#: ... and below which it is not either: a profiled step cannot be faster than the unprofiled one but by the
-#: spread between processes, 1.5x for one config on the H200 (docs/benchmarks/h200-baseline.md); 0.5 leaves a
-#: margin below 1/1.5.
-PROFILE_RATIO_MIN = 0.5
 #: Share of kernel time attributed to ops below which op-level verdicts cover too little of the step to rank
 #: it: below it, more than a tenth of the GPU time is in kernels no op or module owns (CUDA-graph replays,
 #: compiled regions), and the largest op verdict may not be the largest cost.
