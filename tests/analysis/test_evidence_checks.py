@@ -18,7 +18,7 @@ from surrobench.analysis.evidence_checks import (
     check_trace,
     qualify,
 )
-from surrobench.records.findings import OP_SHARE, Evidence, Finding
+from surrobench.records.findings import OP_SHARE, Evidence, Finding, rank_findings
 from surrobench.records.kernels import KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.trace import load_trace
@@ -63,12 +63,15 @@ def test_a_profile_far_from_the_timed_step_is_unreliable(profiled_ms):
     assert not PROFILE_RATIO_MIN <= check.to_json()["step_ratio"] <= PROFILE_RATIO_MAX
 
 
-def test_op_level_verdicts_of_an_unreliable_profile_say_so_and_others_stay():
+def test_op_level_verdicts_of_an_unreliable_profile_say_so_rank_low_and_others_stay():
     checks = {LABEL: check_evidence(_evidence(profiled_ms=150.0))}
     memory, sync = qualify([_finding("memory_bound"), _finding("host_sync")], checks)
     assert memory.evidence[-1].source == "profiler" and memory.evidence[-1].value == pytest.approx(150.0)
     assert memory.summary.startswith("[unreliable profile]")
     assert sync == _finding("host_sync")
+    assert memory.severity == "low" and rank_findings([memory, replace(sync, severity="medium")])[0].kind == "host_sync"
+    partial = check_evidence(_evidence(kernel_table=_kernels(80.0, 20.0)))
+    assert qualify([_finding("memory_bound")], {LABEL: partial})[0].severity == "high"  # partly attributed: kept
 
 
 def test_an_op_an_unreliable_profile_shrinks_below_the_share_floor_is_still_named():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.analysis.evidence import PROFILE_RATIO_MAX, PROFILE_RATIO_MIN, ConfigEvidence
 from surrobench.records import schemas
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import SEVERITIES, Evidence, Finding
 from surrobench.trace.model import Timeline
 
 #: Share of kernel time attributed to ops below which op-level verdicts cover too little of the step to rank
@@ -150,7 +150,9 @@ def check_trace(tl: Timeline) -> EvidenceCheck:
 def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) -> list[Finding]:
     """``findings`` with each op-level verdict (:data:`OP_LEVEL_KINDS`) of a config whose check is
     ``unreliable`` or ``partial`` saying so: its summary starts with the verdict and an evidence row gives the
-    reason and the number (the step ratio, or the coverage). Other findings are returned as they are."""
+    reason and the number (the step ratio, or the coverage). An unreliable profile's alarm is at most ``low``: it
+    never outranks a finding of the timed runs or of a reliable profile (a remedy measured faster still ranks it
+    first, :func:`surrobench.records.findings.rank_findings`). Other findings are returned as they are."""
     out = []
     for f in findings:
         check = checks.get(f.config)
@@ -162,5 +164,6 @@ def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) ->
         value, unit = (check.step_ratio, "x") if unreliable else (check.coverage, "fraction")
         row = Evidence("profiler", text, value, unit)
         head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
-        out.append(replace(f, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
+        severity = max(f.severity, "low", key=SEVERITIES.index) if unreliable else f.severity
+        out.append(replace(f, severity=severity, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
     return out
