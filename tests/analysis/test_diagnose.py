@@ -421,7 +421,7 @@ def test_a_healthy_cpu_compute_bound_keeps_use_every_core_while_torch_leaves_cor
 
 def test_cpu_op_times_lose_the_profilers_cost_per_call():
     from surrobench.analysis.detect_ops import memory_bound
-    from surrobench.records.findings import OP_SHARE
+    from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE
 
     # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%: the
     # 22.2 ms over the table's 20 calls a step is 1110 us a call, more than each aten::mm call's 720 us
@@ -440,6 +440,8 @@ def test_cpu_op_times_lose_the_profilers_cost_per_call():
     scaled = memory_bound(ev, DEFAULT_THRESHOLDS)
     assert [e.value for e in scaled.evidence if e.unit == OP_SHARE] == [1.0]
     assert [e.value for e in scaled.evidence if e.unit == "ratio"] == [pytest.approx(13.8 / 36.0, rel=1e-3)]
+    (why,) = [e for e in scaled.evidence if e.unit == GAIN_UNKNOWN]  # no roofline: why, in a CPU's words
+    assert scaled.estimated_gain_ms is None and why.value is None and "surrobench calibrate --device cpu" in why.text
     unknown = memory_bound(ConfigEvidence(result=result, op_table=table), DEFAULT_THRESHOLDS)
     assert "28.800 ms" in unknown.summary and any("under the profiler" in e.text for e in unknown.evidence)
     faster = ConfigEvidence(result=result, op_table=table, profiled_step_ms=10.0)  # noise: never scaled up

@@ -86,6 +86,7 @@ def test_a_bad_profiler_option_is_named_before_anything_is_planned_or_timed(monk
 def test_reading_4_of_a_two_input_model_checks_and_names_every_input():
     import json
 
+    from surrobench.analysis.op_readings import CPU_MEMORY
     from surrobench.report.op_tables import reading_lines
 
     profiled = profile_api.profile("deeponet", shapes=[64], device="cpu", threads=1, warmup=1, iters=3)
@@ -94,3 +95,4 @@ def test_reading_4_of_a_two_input_model_checks_and_names_every_input():
     assert shapes["inputs"] == [[64, 2], [1, 100]] and shapes["requested"] == [64, 2]
     assert shapes["matches"] is True and shapes["missing"] == []
     assert reading_lines(report["readings"])[3].startswith("4. shapes: requested 64x2,1x100 reached ")
+    assert reading_lines(report["readings"])[2].endswith(CPU_MEMORY)  # as diagnose's memory_bound says on a CPU

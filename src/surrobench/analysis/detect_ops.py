@@ -16,10 +16,11 @@ from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
 from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
 from surrobench.analysis.op_families import pairwise, words
-from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation, read_memory, small_calls
+from surrobench.analysis.op_readings import CPU_MEMORY, TINY_CALLS, fragments, read_fragmentation, read_memory
+from surrobench.analysis.op_readings import small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
+from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE, Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
 from surrobench.records.kernels import MATMUL_CLASSES
 from surrobench.records.ops import VIEWS, categorize
@@ -97,7 +98,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for n, (c, ms, s) in _op_ms(ev).items()
             if low_intensity(n) and s >= _share_min(ev, th) and n not in small and categorize(n) != VIEWS
         ]
-        gain, evidence = None, []
+        command = calibrate_command("cpu", ev.result.extra.get("threads") if ev.result is not None else None)
+        why = f"{CPU_MEMORY} ({command})" if ev.on_cpu() else "no roofline: no FLOP count or no usable ceilings"
+        gain, evidence = None, [Evidence("roofline", f"gain unknown: {why}", None, GAIN_UNKNOWN)]
     if not rows:
         return None
     time_ms = sum(ms for _, ms, _ in rows)
