@@ -3,15 +3,15 @@ matmul_precision (GEMM/conv/attention kernels of a GPU config in fp32 with TF32 
 
 With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
 one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
-GPU ridge of tens of FLOP/byte). On a CPU basis op times are taken
-less the profiler's cost (:func:`surrobench.analysis.evidence.deflate`), tiny low-intensity calls (< ``cpu_small_call_us``) are
-fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
+GPU ridge of tens of FLOP/byte). On a CPU basis op times are less the profiler's cost
+(:func:`surrobench.analysis.evidence.deflate`), tiny low-intensity calls (< ``cpu_small_call_us``) are fragmented,
+not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
 are left to :func:`ceiling_suspect`: such an op means the ceiling is too low (a machine cannot beat its roofline:
 Williams et al., CACM 52(4), 2009), or for the copy bandwidth that its data stays in cache."""
 
 from __future__ import annotations
 
-from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.evidence import ConfigEvidence, per_call_us
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
 from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
@@ -37,17 +37,27 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
-    """The CPU-basis note on what the op times are (less the profiler's cost, or under it), as evidence: the ratio of
-    the op time kept to the op time profiled."""
-    note = ev.op_time_note()
-    return [] if note is None else [Evidence("profiler", note, ev.ops.total_us / ev.op_table.total_us, "ratio")]
+    """On a CPU basis, what the op times are (less the profiler's cost, or under it) as evidence: the ratio of the op
+    time kept to the op time profiled."""
+    if not ev.on_cpu():
+        return []
+    profiled, timed = ev.profiled_step_ms, ev.timed_ms
+    text = "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
+    if timed and profiled:
+        steps = (
+            f"profiled step {profiled:.3f} ms vs timed {timed:.3f} ms (profiler overhead {profiled / timed - 1:+.0%})"
+        )
+        calls = sum(op.calls for op in ev.op_table.ops) / ev.op_table.active_steps
+        text = f"op times scaled by {min(timed / profiled, 1.0):.2f} to the unprofiled step: {steps}"
+        if each := per_call_us(ev.op_table, profiled, timed):  # else no slower, or beyond the bound: one factor
+            text = f"op times less the profiler's {each:.2f} us on each of {calls:.0f} calls a step: {steps}"
+    return [Evidence("profiler", text, ev.ops.total_us / ev.op_table.total_us, "ratio")]
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
     """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a CPU profile
     slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows (an op may show a ratio-th of its share)."""
-    timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
-    ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
+    ratio = check_step(ev.label, ev.profiled_step_ms, ev.timed_ms).step_ratio or 1.0
     return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX and ev.on_cpu() else th.bound_op_share_min
 
 

@@ -61,27 +61,13 @@ class ConfigEvidence:
 
     @cached_property
     def ops(self) -> OpTable | None:
-        """The op table as the detectors read it: :func:`deflate` of ``op_table`` (the table as recorded on a device
-        basis, or without both steps)."""
-        unprofiled = self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
-        return deflate(self.op_table, self.profiled_step_ms, unprofiled)
+        """``op_table`` as the detectors read it: on a CPU basis less the profiler's cost (:func:`deflate`)."""
+        return deflate(self.op_table, self.profiled_step_ms, self.timed_ms)
 
-    def op_time_note(self) -> str | None:
-        """One line on what the op times are on a CPU basis (less the profiler's overhead, or under it), else None."""
-        if self.op_table is None or self.op_table.basis != "cpu":
-            return None
-        unprofiled = self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
-        if not unprofiled or not self.profiled_step_ms:
-            return "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
-        steps = f"mean profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median {unprofiled:.3f} ms"
-        overhead = f"profiler overhead {self.profiled_step_ms / unprofiled - 1:+.0%}"
-        if each := per_call_us(self.op_table, self.profiled_step_ms, unprofiled):
-            calls = sum(op.calls for op in self.op_table.ops) / self.op_table.active_steps
-            return f"op times less the profiler's {each:.2f} us a call: {steps} over {calls:.0f} op calls ({overhead})"
-        if self.profiled_step_ms <= unprofiled:
-            return f"op times as profiled: {steps} ({overhead}, not scaled up)"
-        scale = unprofiled / self.profiled_step_ms
-        return f"op times scaled by {scale:.2f} to the unprofiled step: {steps} ({overhead}, not per call: unreliable)"
+    @property
+    def timed_ms(self) -> float | None:
+        """The timed (unprofiled) median step, ms; None without one."""
+        return self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
 
     def idle_cap_ms(self, idle_ms: float) -> float:
         """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""
@@ -91,25 +77,24 @@ class ConfigEvidence:
 
 
 def per_call_us(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
-    """The profiler's cost per recorded op call on a CPU basis, us: ``(profiled - unprofiled step) / op calls per
-    step``, from the profile itself. Each recorded call pays the profiler's callbacks at its entry and exit (the
-    shapes and memory recorded), a cost that grows with the calls, not with the op's work: measured per call, and
-    the verdicts it steadies, in docs/benchmarks/cpu-profiler-overhead.md. 0 on a device basis, without both steps, for
-    a profile faster than the timed step, or one beyond :data:`PROFILE_RATIO_MAX` (more than the callbacks then:
-    a busy host, a slowed op; its verdicts are qualified, :func:`surrobench.analysis.evidence_checks.qualify`)."""
-    if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms:
-        return 0.0
-    calls = sum(op.calls for op in table.ops) / table.active_steps
-    if not calls or profiled_step_ms <= unprofiled_ms or profiled_step_ms > PROFILE_RATIO_MAX * unprofiled_ms:
+    """The profiler's cost per recorded op call of a CPU-basis ``table``, us: ``(profiled - unprofiled step) / op calls
+    per step``. Its callbacks run at each call's entry and exit, a cost of the calls, not of the ops' work (measured:
+    docs/benchmarks/cpu-profiler-overhead.md). 0 on a device basis, without both steps, for a profile no slower than
+    the timed step or beyond :data:`PROFILE_RATIO_MAX` (not the callbacks' then: a busy host, a slowed op)."""
+    calls = sum(op.calls for op in table.ops) / table.active_steps if table is not None and table.basis == "cpu" else 0
+    if (
+        not calls
+        or not unprofiled_ms
+        or not unprofiled_ms < (profiled_step_ms or 0) <= PROFILE_RATIO_MAX * unprofiled_ms
+    ):
         return 0.0
     return (profiled_step_ms - unprofiled_ms) * 1e3 / calls
 
 
 def deflate(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> OpTable | None:
-    """A CPU-basis ``table`` with the profiler's cost removed: :func:`per_call_us` off each call's self time (at
-    least 0), shares taken again, then every time scaled so that the ops hold at most the unprofiled step (beyond
-    the ratio bound, where no per-call cost is taken off, by ``unprofiled / profiled step``, the overhead spread
-    evenly). A device basis or a missing step: ``table`` as it is (kernel time is not slowed)."""
+    """A CPU-basis ``table`` less the profiler's cost: :func:`per_call_us` off each call's self time (at least 0),
+    shares taken again, then all times scaled to hold at most the unprofiled step (by ``unprofiled / profiled step``
+    where no cost per call is taken off). Other tables, or without both steps: ``table`` (kernel time is not slowed)."""
     if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms or not table.total_us:
         return table
     each = per_call_us(table, profiled_step_ms, unprofiled_ms)

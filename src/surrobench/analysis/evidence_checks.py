@@ -89,7 +89,6 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     """The :class:`EvidenceCheck` of one config: its profile's step against its timed median
     (:data:`PROFILE_RATIO_MIN`, :data:`PROFILE_RATIO_MAX`), no op and no kernel at all, a CUDA config whose profile
     holds no kernel, and the share of its kernel time attributed to ops and modules (:data:`COVERAGE_MIN`)."""
-    timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
     problems = []
     table = ev.op_table
     if (table is None or not table.ops) and (ev.kernel_table is None or not ev.kernel_table.kernels):
@@ -98,8 +97,8 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     blind = cuda and table is not None and (table.basis == "cpu" or table.kernel_count == 0)
     if blind or (ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"):
         problems.append("no_kernels")
-    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
-    problems += check_step(ev.label, ev.profiled_step_ms, timed).problems
+    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, ev.timed_ms, *kernel_coverage(ev))
+    problems += check_step(ev.label, ev.profiled_step_ms, ev.timed_ms).problems
     if check.coverage is not None and check.coverage < COVERAGE_MIN:
         problems.append("low_coverage")
     return replace(check, problems=tuple(dict.fromkeys(problems)))
@@ -115,24 +114,19 @@ def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: floa
     return replace(check, problems=("step_mismatch",) if bad else ())
 
 
-def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:
-    """Shares of the kernel table's device time whose kernels an op, and a module, owns; ``(None, None)``
-    without a kernel table or kernel time (a CPU config)."""
+def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None, float | None]:
+    """Shares of the kernel table's device time whose kernels an op, and a module, owns, and that credited from the
+    eager step (origin ``matched_eager``; None for an eager step: nothing of it is matched); all None without a
+    kernel table or kernel time (a CPU config)."""
     table = ev.kernel_table
     if table is None or table.total_us <= 0:
-        return None, None
-    op_us = sum(k.device_us for k in table.kernels if k.op is not None)
-    module_us = sum(k.device_us for k in table.kernels if k.module is not None)
-    return op_us / table.total_us, module_us / table.total_us
+        return None, None, None
+    shares = [sum(k.device_us for k in table.kernels if owned(k)) / table.total_us for owned in _OWNERS]
+    return (*shares[:2], None if ev.result is not None and ev.result.mode == "eager" else shares[2])
 
 
-def _matched_share(ev: ConfigEvidence) -> float | None:
-    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``); None
-    for an eager step (nothing of it is matched)."""
-    table = ev.kernel_table
-    if table is None or table.total_us <= 0 or (ev.result is not None and ev.result.mode == "eager"):
-        return None
-    return sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
+#: What owns a kernel for :func:`kernel_coverage`: an op, a module, the eager step's match.
+_OWNERS = (lambda k: k.op is not None, lambda k: k.module is not None, lambda k: k.origin == "matched_eager")
 
 
 def check_trace(tl: Timeline) -> EvidenceCheck:

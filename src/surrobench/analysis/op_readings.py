@@ -121,8 +121,8 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
 def small_calls(table: OpTable, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
     """On a CPU basis: ``{name: (calls per step, us per call)}`` of the low-intensity ops
     (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` in ``table``
-    (less the profiler's cost: :func:`surrobench.analysis.evidence.deflate`); empty on a device basis. An op whose nested
-    ops hold more self time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
+    (:func:`surrobench.analysis.evidence.deflate`'s); empty on a device basis. An op whose nested ops hold more self
+    time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
     if table.basis != "cpu":
         return {}
     nested, small = held_inside(table), {}

@@ -221,9 +221,8 @@ def diagnose_workload(
                 f"calibration: {problem}; re-run {calibrate_command(result.device, record.env.get('torch_threads'))}"
             )
         elif ceilings is not None and costs is not None:
-            unprofiled = result.latency_ms.median if result.latency_ms else None
-            ops = deflate(report.op_table, report.profiled_step_ms, unprofiled)
-            roof = roofline(ops, costs, ceilings, result.precision)
+            timed = result.latency_ms.median if result.latency_ms else None
+            roof = roofline(deflate(report.op_table, report.profiled_step_ms, timed), costs, ceilings, result.precision)
             add_roofline(store, report.config_id, roof)  # diagnose --run reads it back: no FLOP count there
         view, passed = system, None
         if system_pass:
