@@ -86,7 +86,7 @@ def test_a_bad_profiler_option_is_named_before_anything_is_planned_or_timed(monk
 def test_reading_4_of_a_two_input_model_checks_and_names_every_input():
     import json
 
-    from surrobench.analysis.op_readings import CPU_MEMORY
+    from surrobench.analysis.detect_ops import CPU_MEMORY
     from surrobench.report.op_tables import reading_lines
 
     profiled = profile_api.profile("deeponet", shapes=[64], device="cpu", threads=1, warmup=1, iters=3)

@@ -16,8 +16,7 @@ from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
 from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
 from surrobench.analysis.op_families import pairwise, words
-from surrobench.analysis.op_readings import CPU_MEMORY, TINY_CALLS, fragments, read_fragmentation, read_memory
-from surrobench.analysis.op_readings import small_calls
+from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE, Clause, Evidence, Finding, clauses_of
@@ -27,13 +26,14 @@ from surrobench.records.ops import VIEWS, categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
+#: Whether a CPU run judges memory-boundness: the one rule profile's reading 3 and :func:`memory_bound` both state.
+CPU_MEMORY = "on a CPU, memory-bound by op family (O(1) FLOP/byte), gain unknown until its copy bandwidth is calibrated"
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
     """``{name: (category, ms per step, share)}`` of every op row, CPU times less the profiler's (``ev.ops``)."""
-    t = ev.ops
-    per_step = t.active_steps * 1e3
-    return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
+    ms = ev.ops.ms_per_step()
+    return {op.name: (op.category, ms[op.name], op.share) for op in ev.ops.ops}
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
@@ -47,10 +47,9 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
         steps = (
             f"profiled step {profiled:.3f} ms vs timed {timed:.3f} ms (profiler overhead {profiled / timed - 1:+.0%})"
         )
-        calls = sum(op.calls for op in ev.op_table.ops) / ev.op_table.active_steps
         text = f"op times scaled by {min(timed / profiled, 1.0):.2f} to the unprofiled step: {steps}"
         if each := per_call_us(ev.op_table, profiled, timed):  # else no slower, or beyond the bound: one factor
-            text = f"op times less the profiler's {each:.2f} us on each of {calls:.0f} calls a step: {steps}"
+            text = f"op times less the profiler's {each:.2f} us a recorded call: {steps}"
     return [Evidence("profiler", text, ev.ops.total_us / ev.op_table.total_us, "ratio")]
 
 

@@ -78,15 +78,10 @@ class ConfigEvidence:
 
 def per_call_us(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
     """The profiler's cost per recorded op call of a CPU-basis ``table``, us: ``(profiled - unprofiled step) / op calls
-    per step``. Its callbacks run at each call's entry and exit, a cost of the calls, not of the ops' work (measured:
-    docs/benchmarks/cpu-profiler-overhead.md). 0 on a device basis, without both steps, for a profile no slower than
-    the timed step or beyond :data:`PROFILE_RATIO_MAX` (not the callbacks' then: a busy host, a slowed op)."""
+    per step`` (its callbacks run at each call: docs/benchmarks/cpu-profiler-overhead.md); 0 on a device basis,
+    without both steps, or for a profile no slower than the step or beyond :data:`PROFILE_RATIO_MAX` (a busy host)."""
     calls = sum(op.calls for op in table.ops) / table.active_steps if table is not None and table.basis == "cpu" else 0
-    if (
-        not calls
-        or not unprofiled_ms
-        or not unprofiled_ms < (profiled_step_ms or 0) <= PROFILE_RATIO_MAX * unprofiled_ms
-    ):
+    if not calls or not unprofiled_ms or not 1 < (profiled_step_ms or 0) / unprofiled_ms <= PROFILE_RATIO_MAX:
         return 0.0
     return (profiled_step_ms - unprofiled_ms) * 1e3 / calls
 
@@ -142,10 +137,8 @@ def attribute_by_eager(evidence: list[ConfigEvidence]) -> list[ConfigEvidence]:
     out = []
     for ev in evidence:
         reference = eager.get(_sibling_key(ev)) if ev.result is not None and ev.result.mode != "eager" else None
-        if reference is None or ev.kernel_table is None:
-            out.append(ev)
-        else:
-            out.append(replace(ev, kernel_table=match_eager(ev.kernel_table, reference)))
+        matched = reference is not None and ev.kernel_table is not None
+        out.append(replace(ev, kernel_table=match_eager(ev.kernel_table, reference)) if matched else ev)
     return out
 
 

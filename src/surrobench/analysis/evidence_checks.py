@@ -109,8 +109,7 @@ def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: floa
     median (``timed_ms``, ms): ``step_mismatch`` outside :data:`PROFILE_RATIO_MIN`-:data:`PROFILE_RATIO_MAX`
     (diagnose's profile, perf's system pass); no problem when either is unknown."""
     check = EvidenceCheck(label, (), profiled_step_ms, timed_ms)
-    ratio = check.step_ratio
-    bad = ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX
+    bad = check.step_ratio is not None and not PROFILE_RATIO_MIN <= check.step_ratio <= PROFILE_RATIO_MAX
     return replace(check, problems=("step_mismatch",) if bad else ())
 
 
@@ -144,9 +143,8 @@ def check_trace(tl: Timeline) -> EvidenceCheck:
 def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) -> list[Finding]:
     """``findings`` with each op-level verdict (:data:`OP_LEVEL_KINDS`) of a config whose check is
     ``unreliable`` or ``partial`` saying so: its summary starts with the verdict and an evidence row gives the
-    reason and the number (the step ratio, or the coverage). An unreliable profile's alarm is at most ``low``: it
-    never outranks a finding of the timed runs or of a reliable profile (a remedy measured faster still ranks it
-    first, :func:`surrobench.records.findings.rank_findings`). Other findings are returned as they are."""
+    reason and the number (the step ratio, or the coverage), an unreliable profile's alarm at most ``low`` (it never
+    outranks a finding of the timed runs or of a reliable profile). Other findings are returned as they are."""
     out = []
     for f in findings:
         check = checks.get(f.config)

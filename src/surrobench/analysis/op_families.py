@@ -256,14 +256,13 @@ def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None
     (:func:`enclosing_op`) are that op's."""
     knn = pairwise(table)
     seen = [*names, *(op.name for op in table.ops)] if table is not None else names
-    sorts = any(re.search(r"(?<!search)sort", n) for n in seen)  # else topk is what it runs: never advised
+    unsaid = [] if any(re.search(r"(?<!search)sort", n) for n in seen) else [_TOPK, _LARGEST]  # topk is what it runs
+    unsaid += [] if any(re.search(r"::(?:slice|select|narrow|unbind|split|chunk)", n) for n in names) else [_SLICE]
     families = {name: family_of(name, knn) for name in names}
     groups = grouped((name for name in names if families[name] is not None), families.get)
     parts: list[Clause] = []
     for family, ops in groups.items():
-        slices = any(re.search(r"::(?:slice|select|narrow|unbind|split|chunk)", n) for n in ops)
-        kept = [c for c in (family.cpu_action if cpu else family.action) if slices or c != _SLICE]
-        first, *rest = [c for c in kept if sorts or c not in (_TOPK, _LARGEST)]
+        first, *rest = [c for c in (family.cpu_action if cpu else family.action) if c not in unsaid]
         cause = (family.cpu_cause or family.cause) if cpu else family.cause
         if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
             outer = inside[0]  # its copies, not the model's casts; the model's own cats still told

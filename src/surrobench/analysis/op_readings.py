@@ -34,9 +34,6 @@ CPU_SMALL_CALL_US = 20.0
 #: The part of reading 2 that holds the tiny calls of low-intensity ops outside :data:`FRAGMENT_CATEGORIES`.
 TINY_CALLS = "tiny low-intensity calls"
 
-#: Whether a CPU run judges memory-boundness: the one rule profile's reading 3 and diagnose's memory_bound both state.
-CPU_MEMORY = "on a CPU, memory-bound by op family (O(1) FLOP/byte), gain unknown until its copy bandwidth is calibrated"
-
 #: An op must hold at least this fraction of the memory allocated during the steps to be a candidate...
 MEMORY_SHARE_MIN = 0.10
 #: ...and at least this many times its share of device time: "short own time, high memory column".

@@ -219,8 +219,7 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
 def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str) -> RooflineReport:
     """Each costed op of ``table`` against ``ceilings`` at ``precision``, at the table's times.
     Raises ValueError: a ceiling zero, not finite or missing (:meth:`Ceilings.unusable`)."""
-    problem = ceilings.unusable(precision)
-    if problem is not None:
+    if (problem := ceilings.unusable(precision)) is not None:
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9

@@ -93,8 +93,7 @@ class Clause(schemas.Plain):
     direction: str | None = None
 
     def __post_init__(self) -> None:
-        unknown = [r for r in self.remedies if r not in REMEDIES]
-        if unknown:
+        if unknown := [r for r in self.remedies if r not in REMEDIES]:
             raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
         if self.stacked and len(self.remedies) < 2:
             raise ValueError(f"a stacked clause names at least two remedies, not {self.remedies}")
