@@ -421,6 +421,7 @@ def test_a_healthy_cpu_compute_bound_keeps_use_every_core_while_torch_leaves_cor
 
 def test_cpu_op_times_lose_the_profilers_cost_per_call():
     from surrobench.analysis.detect_ops import memory_bound
+    from surrobench.analysis.evidence import deflate
     from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE
 
     # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%: the
@@ -454,6 +455,14 @@ def test_cpu_op_times_lose_the_profilers_cost_per_call():
         result=result, op_table=_table(("aten::native_group_norm", "normalization", 0.8)), profiled_step_ms=36.0
     )
     assert gpu.ops == gpu.op_table  # kernel time: no profiler overhead in it
+    tiny = _table(
+        ("aten::add", "elementwise/activation", 0.5),
+        ("aten::mul", "elementwise/activation", 0.5),
+        basis="cpu",
+        total_us=20.0,
+    )
+    spent = deflate(tiny, 0.05, 0.02)  # 30 us over 20 calls a step: 1.5 us off calls of 1 us each
+    assert spent.total_us == 0.0 and [op.share for op in spent.ops] == [0.0, 0.0]  # all of it the profiler's
 
 
 def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():

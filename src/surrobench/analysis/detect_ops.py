@@ -39,7 +39,7 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
     """On a CPU basis, what the op times are (less the profiler's cost, or under it) as evidence: the ratio of the op
     time kept to the op time profiled."""
-    if not ev.on_cpu():
+    if not ev.on_cpu() or not ev.op_table.total_us:  # no op time: nothing to say of it
         return []
     profiled, timed = ev.profiled_step_ms, ev.timed_ms
     text = "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
@@ -108,8 +108,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             if low_intensity(n) and s >= _share_min(ev, th) and n not in small and categorize(n) != VIEWS
         ]
         command = calibrate_command("cpu", ev.result.extra.get("threads") if ev.result is not None else None)
-        why = f"{CPU_MEMORY} ({command})" if ev.on_cpu() else "no roofline: no FLOP count or no usable ceilings"
-        gain, evidence = None, [Evidence("roofline", f"gain unknown: {why}", None, GAIN_UNKNOWN)]
+        why = f"{CPU_MEMORY} ({command})" if ev.on_cpu() else "gain unknown: no roofline (no FLOP count or ceilings)"
+        gain, evidence = None, [Evidence("roofline", why, None, GAIN_UNKNOWN)]
     if not rows:
         return None
     time_ms = sum(ms for _, ms, _ in rows)

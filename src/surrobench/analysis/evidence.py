@@ -97,7 +97,7 @@ def deflate(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms
     total = table.total_us - sum(op.self_cpu_us - times[op.name] for op in table.ops)  # a row left out stays in it
     step = unprofiled_ms if each else profiled_step_ms  # the profiled step less the cost taken off
     scale = min(unprofiled_ms / max(step, total / table.active_steps / 1e3), 1.0)
-    rows = (replace(op, self_cpu_us=times[op.name] * scale, share=times[op.name] / total) for op in table.ops)
+    rows = (replace(op, self_cpu_us=times[op.name] * scale, share=times[op.name] / (total or 1.0)) for op in table.ops)
     return replace(table, ops=tuple(sorted(rows, key=lambda op: -op.share)), total_us=total * scale)
 
 
