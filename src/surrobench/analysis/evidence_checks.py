@@ -120,12 +120,11 @@ def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None, flo
     table = ev.kernel_table
     if table is None or table.total_us <= 0:
         return None, None, None
-    shares = [sum(k.device_us for k in table.kernels if owned(k)) / table.total_us for owned in _OWNERS]
-    return (*shares[:2], None if ev.result is not None and ev.result.mode == "eager" else shares[2])
-
-
-#: What owns a kernel for :func:`kernel_coverage`: an op, a module, the eager step's match.
-_OWNERS = (lambda k: k.op is not None, lambda k: k.module is not None, lambda k: k.origin == "matched_eager")
+    eager = ev.result is not None and ev.result.mode == "eager"
+    op_us = sum(k.device_us for k in table.kernels if k.op is not None)
+    module_us = sum(k.device_us for k in table.kernels if k.module is not None)
+    matched = None if eager else sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
+    return op_us / table.total_us, module_us / table.total_us, matched
 
 
 def check_trace(tl: Timeline) -> EvidenceCheck:
