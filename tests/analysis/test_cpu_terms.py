@@ -178,10 +178,10 @@ def test_profile_and_diagnose_read_one_fragmented_share():
     table = _cpu_table()
     table = replace(table, ops=tuple(replace(o, calls=100) if o.name == "aten::group_norm" else o for o in table.ops))
     ev = _evidence(op_table=table, profiled_step_ms=4.0)
-    reading = read_table(table, "m", (1, 3, 64, 64), scale=ev.op_time_scale()).fragmentation
+    reading = read_table(ev.ops, "m", (1, 3, 64, 64)).fragmentation
     assert reading.by_category[TINY_CALLS] == pytest.approx(1 / len(OPS))
     assert reading.by_category["elementwise/activation"] == pytest.approx(
-        table.category_shares["elementwise/activation"]
+        ev.ops.category_shares["elementwise/activation"]
     )
     (found,) = [f for f in diagnose_config(ev) if f.kind == "fragmented_ops"]
     assert found.evidence[0].value == pytest.approx(reading.share)

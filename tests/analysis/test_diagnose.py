@@ -419,10 +419,13 @@ def test_a_healthy_cpu_compute_bound_keeps_use_every_core_while_torch_leaves_cor
     assert healthy() == []  # thread count unknown
 
 
-def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
+def test_cpu_op_times_lose_the_profilers_cost_per_call():
     from surrobench.analysis.detect_ops import memory_bound
+    from surrobench.analysis.evidence import deflate
+    from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE
 
-    # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%
+    # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%: the
+    # 22.2 ms over the table's 20 calls a step is 1110 us a call, more than each aten::mm call's 720 us
     table = _table(
         ("aten::native_group_norm", "normalization", 0.8),
         ("aten::mm", "gemm/matmul/einsum", 0.2),
@@ -430,17 +433,36 @@ def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
         total_us=36000.0,
     )
     result = config(latency_samples(13.8, 0.001, seed=2))
-    scaled = memory_bound(ConfigEvidence(result=result, op_table=table, profiled_step_ms=36.0), DEFAULT_THRESHOLDS)
-    assert "11.0" in scaled.summary  # 28.8 ms under the profiler x 13.8 / 36
-    assert any("scaled by 0.38" in e.text and "+161%" in e.text for e in scaled.evidence)
+    ev = ConfigEvidence(result=result, op_table=table, profiled_step_ms=36.0)
+    assert [(op.name, op.self_cpu_us, op.share) for op in ev.ops.ops] == [
+        ("aten::native_group_norm", pytest.approx(13800.0, rel=1e-3), 1.0),  # 17.7 ms left, at most the unprofiled step
+        ("aten::mm", 0.0, 0.0),
+    ]
+    scaled = memory_bound(ev, DEFAULT_THRESHOLDS)
+    assert [e.value for e in scaled.evidence if e.unit == OP_SHARE] == [1.0]
+    assert [e.value for e in scaled.evidence if e.unit == "ratio"] == [pytest.approx(13.8 / 36.0, rel=1e-3)]
+    (why,) = [e for e in scaled.evidence if e.unit == GAIN_UNKNOWN]  # no roofline: why, in a CPU's words
+    assert scaled.estimated_gain_ms is None and why.value is None and "surrobench calibrate --device cpu" in why.text
     unknown = memory_bound(ConfigEvidence(result=result, op_table=table), DEFAULT_THRESHOLDS)
     assert "28.800 ms" in unknown.summary and any("under the profiler" in e.text for e in unknown.evidence)
     faster = ConfigEvidence(result=result, op_table=table, profiled_step_ms=10.0)  # noise: never scaled up
-    assert faster.op_time_scale() == 1.0
+    assert [op.share for op in faster.ops.ops] == [0.8, 0.2] and faster.ops.total_us <= table.total_us
+    unreliable = ConfigEvidence(result=result, op_table=table, profiled_step_ms=13.8 * 5)  # beyond 4x: spread evenly
+    assert [op.share for op in unreliable.ops.ops] == [0.8, 0.2] and unreliable.ops.total_us == pytest.approx(
+        7200.0, rel=1e-3
+    )
     gpu = ConfigEvidence(
         result=result, op_table=_table(("aten::native_group_norm", "normalization", 0.8)), profiled_step_ms=36.0
     )
-    assert gpu.op_time_scale() == 1.0 and gpu.op_time_note() is None  # kernel time: no profiler overhead in it
+    assert gpu.ops == gpu.op_table  # kernel time: no profiler overhead in it
+    tiny = _table(
+        ("aten::add", "elementwise/activation", 0.5),
+        ("aten::mul", "elementwise/activation", 0.5),
+        basis="cpu",
+        total_us=20.0,
+    )
+    spent = deflate(tiny, 0.05, 0.02)  # 30 us over 20 calls a step: 1.5 us off calls of 1 us each
+    assert spent.total_us == 0.0 and [op.share for op in spent.ops] == [0.0, 0.0]  # all of it the profiler's
 
 
 def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
@@ -630,3 +652,40 @@ def test_a_recurrent_steps_view_calls_are_dispatch_and_make_it_fragmented():
     assert finding.kind == "fragmented_ops" and "compile" in finding.remedies
     inside = [c.text.split(" (")[0] for c in finding.clauses if "inside" in c.text]
     assert inside == ["copy/cast/cat"]
+
+
+@pytest.mark.parametrize("overhead_us", [3.0, 7.0, 12.0])
+@pytest.mark.parametrize("copies", [30, 300])
+def test_a_table_inflated_by_the_profilers_cost_per_call_reads_as_the_clean_one(overhead_us, copies):
+    """The trial's spectral-element step (docs/benchmarks/cpu-profiler-overhead.md): a few large LU factorizations
+    and many small copies, fills and views. Each recorded call slowed by ``overhead_us`` (the profiled step by as
+    much a call) gives the fragmented verdict and share of the clean table: none at 30 copies a step, one at 300."""
+    from surrobench.analysis.detect_ops import fragmented_ops
+    from surrobench.analysis.op_readings import read_fragmentation
+
+    rows = [  # name, category, calls a step, clean us a call
+        ("aten::linalg_lu_factor_ex", "other", 3, 600.0),
+        ("aten::bmm", "gemm/matmul/einsum", 3, 170.0),
+        ("aten::copy_", "copy/cast/contiguous", copies, 12.0),
+        ("aten::fill_", "elementwise/activation", 12, 12.0),
+        ("aten::mul", "elementwise/activation", 9, 25.0),
+        ("aten::expand", "view/metadata", 90, 1.0),
+    ]
+    clean_ms = sum(calls * us for _, _, calls, us in rows) / 1e3
+
+    def evidence(each: float) -> ConfigEvidence:
+        times = {name: calls * (us + each) for name, _, calls, us in rows}
+        total = sum(times.values())
+        ops = tuple(OpStat(n, c, calls, 0.0, 0.0, times[n] / total, times[n]) for n, c, calls, _ in rows)
+        table = OpTable(ops, "cpu", total, 1, "profiler")
+        return ConfigEvidence(
+            result=config(latency_samples(clean_ms, 0.0)), op_table=table, profiled_step_ms=total / 1e3
+        )
+
+    clean, inflated = evidence(0.0), evidence(overhead_us)
+    verdicts = [
+        (f.kind, f.severity) if f else None
+        for f in (fragmented_ops(ev, DEFAULT_THRESHOLDS) for ev in (clean, inflated))
+    ]
+    assert verdicts == [None, None] if copies == 30 else verdicts == [("fragmented_ops", "high")] * 2
+    assert read_fragmentation(inflated.ops).share == pytest.approx(read_fragmentation(clean.ops).share, abs=1e-9)

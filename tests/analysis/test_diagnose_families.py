@@ -495,3 +495,15 @@ def test_a_cpu_memory_bound_action_gives_each_op_the_family_its_profile_category
     cat = replace(table, ops=(*ops, OpStat("aten::cat", "concat/index/gather/scatter", 15, 0.0, 0.0, 0.01, 900.0)))
     mixed = family_actions(["aten::copy_", "aten::cat"], cpu=True, table=cat)  # a model that concatenates: still told
     assert "inside aten::upsample_bilinear2d" in mixed[0].text and "torch.cat" in mixed[1].text
+
+
+def test_slice_once_per_step_is_told_only_of_views_that_slice():
+    """The trial's spectral-element model expands a weight vector and slices nothing: its views' action had
+    "slice once per step, not per row" all the same. The clause is drawn from the views named."""
+
+    def texts(*names):
+        return [c.text.split(": ")[-1] for c in family_actions(list(names), cpu=True)]
+
+    assert "slice once per step, not per row" not in texts("aten::expand", "aten::as_strided")
+    assert "slice once per step, not per row" in texts("aten::expand", "aten::slice")
+    assert "slice once per step, not per row" in texts("aten::select")

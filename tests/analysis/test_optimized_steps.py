@@ -48,9 +48,9 @@ def test_coverage_of_a_graph_step_before_and_after_matching():
     result = replace(config(latency_samples(0.1, 0.0), mode="cudagraph"), device="cuda")
     eager = ConfigEvidence(label="e", result=replace(result, mode="eager"), kernel_table=_eager())
     graph = ConfigEvidence(label="g", result=result, kernel_table=_replayed())
-    assert kernel_coverage(graph) == (0.0, 0.0)
+    assert kernel_coverage(graph) == (0.0, 0.0, 0.0)
     _, matched = attribute_by_eager([eager, graph])
-    coverage, modules = kernel_coverage(matched)
+    coverage, modules, _ = kernel_coverage(matched)
     assert coverage == pytest.approx(14 / 16) == modules
     assert check_evidence(matched).verdict == "partial" and coverage < COVERAGE_MIN
     assert check_evidence(matched).matched_coverage == pytest.approx(14 / 16)

@@ -10,6 +10,7 @@ from conftest import run_cli
 
 from surrobench.execution.env import fingerprint
 from surrobench.records.ceilings import Ceilings
+from surrobench.records.findings import GAIN_UNKNOWN
 from surrobench.results.ceilings import CACHE_ENV, cache_dir, load_ceilings, save_ceilings
 
 
@@ -89,7 +90,7 @@ def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "no fp32 roofline" in err and "0.0 TFLOP/s" in err and "not a ceiling" in err  # the rate refused
     findings = json.loads(out.read_text())["findings"]
-    assert not any(e["source"] == "roofline" for f in findings for e in f["evidence"])
+    assert not any(e["source"] == "roofline" and e["unit"] != GAIN_UNKNOWN for f in findings for e in f["evidence"])
     # the category rule still judges the GroupNorm (its rank among the findings follows the host's timings)
     assert "memory_bound" in [f["kind"] for f in findings]
 

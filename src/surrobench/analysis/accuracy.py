@@ -129,8 +129,7 @@ def check_accuracy(
     errors = tuple(_compare(c, r) for c, r in zip(cand, ref))
     rel = max((v for e in errors for v in (e.rel_l2, *e.rel_l2_channels)), default=0.0)  # whole outputs, channels
     max_abs = max((e.max_abs for e in errors), default=0.0)
-    bad = sum(e.nonfinite for e in errors)
-    if bad:
+    if bad := sum(e.nonfinite for e in errors):
         reason = f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite"
         return AccuracyVerdict(False, "nonfinite", reason, rel, max_abs, errors)
     verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)

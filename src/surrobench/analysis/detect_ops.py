@@ -3,15 +3,15 @@ matmul_precision (GEMM/conv/attention kernels of a GPU config in fp32 with TF32 
 
 With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
 one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
-GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
-(:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
-fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
+GPU ridge of tens of FLOP/byte). On a CPU basis op times are less the profiler's cost
+(:func:`surrobench.analysis.evidence.deflate`), tiny low-intensity calls (< ``cpu_small_call_us``) are fragmented,
+not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
 are left to :func:`ceiling_suspect`: such an op means the ceiling is too low (a machine cannot beat its roofline:
 Williams et al., CACM 52(4), 2009), or for the copy bandwidth that its data stays in cache."""
 
 from __future__ import annotations
 
-from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.evidence import ConfigEvidence, per_call_us
 from surrobench.analysis.evidence_checks import PROFILE_RATIO_MAX, check_step
 from surrobench.analysis.detect_host import free_cores
 from surrobench.analysis.op_families import THREADS, enclosing_op, family_actions, family_of, is_copy, low_intensity
@@ -19,33 +19,44 @@ from surrobench.analysis.op_families import pairwise, words
 from surrobench.analysis.op_readings import TINY_CALLS, fragments, read_fragmentation, read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import OP_SHARE, Clause, Evidence, Finding, clauses_of
+from surrobench.records.findings import GAIN_UNKNOWN, OP_SHARE, Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
 from surrobench.records.kernels import MATMUL_CLASSES
 from surrobench.records.ops import VIEWS, categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
+#: Whether a CPU run judges memory-boundness: the one rule profile's reading 3 and :func:`memory_bound` both state.
+CPU_MEMORY = "on a CPU, memory-bound by op family (O(1) FLOP/byte), gain unknown until its copy bandwidth is calibrated"
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
-    """``{name: (category, ms per step, share)}`` of every op row, CPU times scaled (``op_time_scale``)."""
-    t = ev.op_table
-    per_step = t.active_steps * 1e3 / ev.op_time_scale()
-    return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
+    """``{name: (category, ms per step, share)}`` of every op row, CPU times less the profiler's (``ev.ops``)."""
+    ms = ev.ops.ms_per_step()
+    return {op.name: (op.category, ms[op.name], op.share) for op in ev.ops.ops}
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
-    """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
-    note = ev.op_time_note()
-    return [] if note is None else [Evidence("profiler", note, ev.op_time_scale(), "ratio")]
+    """On a CPU basis, what the op times are (less the profiler's cost, or under it) as evidence: the ratio of the op
+    time kept to the op time profiled."""
+    if not ev.on_cpu() or not ev.op_table.total_us:  # no op time: nothing to say of it
+        return []
+    profiled, timed = ev.profiled_step_ms, ev.timed_ms
+    text = "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
+    if timed and profiled:
+        steps = (
+            f"profiled step {profiled:.3f} ms vs timed {timed:.3f} ms (profiler overhead {profiled / timed - 1:+.0%})"
+        )
+        text = f"op times scaled by {min(timed / profiled, 1.0):.2f} to the unprofiled step: {steps}"
+        if each := per_call_us(ev.op_table, profiled, timed):  # else no slower, or beyond the bound: one factor
+            text = f"op times less the profiler's {each:.2f} us a recorded call: {steps}"
+    return [Evidence("profiler", text, ev.ops.total_us / ev.op_table.total_us, "ratio")]
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:
     """An op's least share of op time to be named bound: ``bound_op_share_min``, over the step ratio of a CPU profile
     slower than :func:`~surrobench.analysis.evidence_checks.check_step` allows (an op may show a ratio-th of its share)."""
-    timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
-    ratio = check_step(ev.label, ev.profiled_step_ms, timed).step_ratio or 1.0
+    ratio = check_step(ev.label, ev.profiled_step_ms, ev.timed_ms).step_ratio or 1.0
     return th.bound_op_share_min / ratio if ratio > PROFILE_RATIO_MAX and ev.on_cpu() else th.bound_op_share_min
 
 
@@ -90,13 +101,15 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for t, o in zip(texts, ops)
         ]
     else:
-        small = small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
+        small = small_calls(ev.ops, th.cpu_small_call_us)
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
             if low_intensity(n) and s >= _share_min(ev, th) and n not in small and categorize(n) != VIEWS
         ]
-        gain, evidence = None, []
+        command = calibrate_command("cpu", ev.result.extra.get("threads") if ev.result is not None else None)
+        why = f"{CPU_MEMORY} ({command})" if ev.on_cpu() else "gain unknown: no roofline (no FLOP count or ceilings)"
+        gain, evidence = None, [Evidence("roofline", why, None, GAIN_UNKNOWN)]
     if not rows:
         return None
     time_ms = sum(ms for _, ms, _ in rows)
@@ -215,12 +228,12 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
-    t, scale = ev.op_table, ev.op_time_scale()
-    reading = read_fragmentation(t, scale, th.cpu_small_call_us)
+    t = ev.ops
+    reading = read_fragmentation(t, th.cpu_small_call_us)
     share = reading.share
     if share < th.fragmented_share:
         return None
-    time_ms = share * t.total_us / t.active_steps / 1e3 * scale
+    time_ms = share * t.total_us / t.active_steps / 1e3
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
@@ -232,7 +245,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if k := reading.kernel_count:
         n, us = reading.small_kernel_count, reading.small_kernel_us
         evidence.append(Evidence("profiler", f"{n} of {k} kernels shorter than {us:g} us", n, "kernels"))
-    small = small_calls(t, scale, th.cpu_small_call_us)
+    small = small_calls(t, th.cpu_small_call_us)
     for name, (calls, us) in list(small.items())[:3]:  # in the table's order: by share; never read as the bound
         each = f"{us:.1f}" if round(us, 1) < th.cpu_small_call_us else f"{int(us * 100) / 100:.2f}"
         text = f"{name}: {calls:.0f} calls per step, {each} us each (a small call, under {th.cpu_small_call_us:g} us)"
@@ -240,7 +253,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.timeline is not None and ev.timeline.launches is not None:
         median = ev.timeline.launches.kernel_us_median
         evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
-    names = list(fragments(t, scale, th.cpu_small_call_us))
+    names = list(fragments(t, th.cpu_small_call_us))
     if enclosing := enclosing_op(t, names):
         text = f"{enclosing[1]:.0%} of their self CPU time is copies inside {enclosing[0]}"
         evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
@@ -271,9 +284,9 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                 text = f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs"
                 evidence.append(Evidence("roofline", text, o.flops / flops, "fraction"))
     odd = [d for d in r.input_shape[2:] if not (d > 0 and d & (d - 1) == 0)]
-    if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
-        fft = ev.op_table.category_shares["fft"]
-        time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
+    if ev.ops is not None and ev.ops.category_shares.get("fft", 0.0) > 0 and odd:
+        fft = ev.ops.category_shares["fft"]
+        time_ms += fft * ev.ops.total_us / ev.ops.active_steps / 1e3
         text = f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}"
         evidence.append(Evidence("profiler", text, fft, "fraction"))
     severity = th.severity(time_ms / step) if evidence else None

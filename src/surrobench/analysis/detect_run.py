@@ -87,8 +87,7 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
         action = "a larger batch or grid will not fit: tile the domain or lower the precision"
         summary = f"peak memory at {share:.0%} of the device"
         return Finding("memory_pressure", "medium", summary, _memory_evidence(r), action, None, r.label())
-    retries = r.extra.get("alloc_retries") or 0
-    if retries:
+    if retries := r.extra.get("alloc_retries") or 0:
         stats = Evidence("run", f"num_alloc_retries {retries} (torch.cuda.memory_stats)", retries, "retries")
         action = (
             "memory is nearly full: each retry frees cached blocks and synchronizes; lower the batch or precision, or "

@@ -9,6 +9,7 @@ step never launched (a compiled region's fused Triton kernels) stay unattributed
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from surrobench.analysis.roofline import RooflineReport
 from surrobench.analysis.timeline import TimelineReport, TraceFacts
@@ -17,6 +18,15 @@ from surrobench.records.kernels import KernelStat, KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.system import SystemView
+
+#: Profiled step over timed median step above which the profile is not the step that was timed. The profiler's overhead
+#: is +1% to +143% on the H200 (docs/benchmarks/h200-profiles.md, launch-heavy steps highest), +160% for a CPU step of
+#: unet2d at 32 (:func:`deflate`); 4x leaves a 1.5x margin over the largest, 2.6x.
+PROFILE_RATIO_MAX = 4.0
+#: ... and below which it is not either: a profiled step cannot be faster than the unprofiled one but by the
+#: spread between processes, 1.5x for one config on the H200 (docs/benchmarks/h200-baseline.md); 0.5 leaves a
+#: margin below 1/1.5.
+PROFILE_RATIO_MIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -49,29 +59,15 @@ class ConfigEvidence:
         """Whether the op table is CPU-basis (self CPU times); False without one."""
         return self.op_table is not None and self.op_table.basis == "cpu"
 
-    def op_time_scale(self) -> float:
-        """Factor from op-table times to real (unprofiled) times: :func:`op_time_scale` of this config."""
-        unprofiled = self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
-        return op_time_scale(self.op_table, self.profiled_step_ms, unprofiled)
+    @cached_property
+    def ops(self) -> OpTable | None:
+        """``op_table`` as the detectors read it: on a CPU basis less the profiler's cost (:func:`deflate`)."""
+        return deflate(self.op_table, self.profiled_step_ms, self.timed_ms)
 
-    def op_time_note(self) -> str | None:
-        """One line on what the op times are on a CPU basis (scaled, or under the profiler), else None."""
-        if self.op_table is None or self.op_table.basis != "cpu":
-            return None
-        unprofiled = self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
-        if not unprofiled or not self.profiled_step_ms:
-            return "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
-        overhead = self.profiled_step_ms / unprofiled - 1
-        scale = self.op_time_scale()
-        if scale >= 1.0:
-            return (
-                f"op times as profiled: mean profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
-                f"{unprofiled:.3f} ms (profiler overhead {overhead:+.0%}, not scaled up)"
-            )
-        return (
-            f"op times scaled by {scale:.2f} to the unprofiled step: mean profiled step {self.profiled_step_ms:.3f} ms "
-            f"vs unprofiled median {unprofiled:.3f} ms (profiler overhead {overhead:+.0%})"
-        )
+    @property
+    def timed_ms(self) -> float | None:
+        """The timed (unprofiled) median step, ms; None without one."""
+        return self.result.latency_ms.median if self.result is not None and self.result.latency_ms else None
 
     def idle_cap_ms(self, idle_ms: float) -> float:
         """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""
@@ -80,14 +76,29 @@ class ConfigEvidence:
         return min(idle_ms, max(self.result.latency_ms.median - self.facts.gpu_busy_ms, 0.0))
 
 
-def op_time_scale(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
-    """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 on a device basis (kernel time is
-    not slowed). The profiled step is the mean over the recorded steps, which the per-step op times average over, so
-    one thread's scaled ops never exceed the unprofiled step. Per-call overhead is uniform here, so many-call ops stay
-    inflated (hence the small-call rule of :func:`surrobench.analysis.detect_ops.memory_bound`)."""
-    if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms:
-        return 1.0
-    return min(unprofiled_ms / profiled_step_ms, 1.0)
+def per_call_us(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
+    """The profiler's cost per recorded op call of a CPU-basis ``table``, us: ``(profiled - unprofiled step) / op calls
+    per step`` (its callbacks run at each call: docs/benchmarks/cpu-profiler-overhead.md); 0 on a device basis,
+    without both steps, or for a profile no slower than the step or beyond :data:`PROFILE_RATIO_MAX` (a busy host)."""
+    calls = sum(op.calls for op in table.ops) / table.active_steps if table is not None and table.basis == "cpu" else 0
+    if not calls or not unprofiled_ms or not 1 < (profiled_step_ms or 0) / unprofiled_ms <= PROFILE_RATIO_MAX:
+        return 0.0
+    return (profiled_step_ms - unprofiled_ms) * 1e3 / calls
+
+
+def deflate(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> OpTable | None:
+    """A CPU-basis ``table`` less the profiler's cost: :func:`per_call_us` off each call's self time (at least 0),
+    shares taken again, then all times scaled to hold at most the unprofiled step (by ``unprofiled / profiled step``
+    where no cost per call is taken off). Other tables, or without both steps: ``table`` (kernel time is not slowed)."""
+    if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms or not table.total_us:
+        return table
+    each = per_call_us(table, profiled_step_ms, unprofiled_ms)
+    times = {op.name: max(op.self_cpu_us - each * op.calls, 0.0) for op in table.ops}
+    total = table.total_us - sum(op.self_cpu_us - times[op.name] for op in table.ops)  # a row left out stays in it
+    step = unprofiled_ms if each else profiled_step_ms  # the profiled step less the cost taken off
+    scale = min(unprofiled_ms / max(step, total / table.active_steps / 1e3), 1.0)
+    rows = (replace(op, self_cpu_us=times[op.name] * scale, share=times[op.name] / (total or 1.0)) for op in table.ops)
+    return replace(table, ops=tuple(sorted(rows, key=lambda op: -op.share)), total_us=total * scale)
 
 
 #: Origins whose op is lost and may be found in the eager step (:data:`surrobench.records.kernels.ORIGINS`).
@@ -126,10 +137,8 @@ def attribute_by_eager(evidence: list[ConfigEvidence]) -> list[ConfigEvidence]:
     out = []
     for ev in evidence:
         reference = eager.get(_sibling_key(ev)) if ev.result is not None and ev.result.mode != "eager" else None
-        if reference is None or ev.kernel_table is None:
-            out.append(ev)
-        else:
-            out.append(replace(ev, kernel_table=match_eager(ev.kernel_table, reference)))
+        matched = reference is not None and ev.kernel_table is not None
+        out.append(replace(ev, kernel_table=match_eager(ev.kernel_table, reference)) if matched else ev)
     return out
 
 

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.evidence import PROFILE_RATIO_MAX, PROFILE_RATIO_MIN, ConfigEvidence
 from surrobench.records import schemas
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import SEVERITIES, Evidence, Finding
 from surrobench.trace.model import Timeline
 
-#: Profiled step over timed median step above which the profile is not the step that was timed. The profiler's overhead
-#: is +1% to +143% on the H200 (docs/benchmarks/h200-profiles.md, launch-heavy steps highest), +160% for a CPU step of
-#: unet2d at 32 (:func:`surrobench.analysis.evidence.op_time_scale`); 4x leaves a 1.5x margin over the largest, 2.6x.
-PROFILE_RATIO_MAX = 4.0
-#: ... and below which it is not either: a profiled step cannot be faster than the unprofiled one but by the
-#: spread between processes, 1.5x for one config on the H200 (docs/benchmarks/h200-baseline.md); 0.5 leaves a
-#: margin below 1/1.5.
-PROFILE_RATIO_MIN = 0.5
 #: Share of kernel time attributed to ops below which op-level verdicts cover too little of the step to rank
 #: it: below it, more than a tenth of the GPU time is in kernels no op or module owns (CUDA-graph replays,
 #: compiled regions), and the largest op verdict may not be the largest cost.
@@ -97,7 +89,6 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     """The :class:`EvidenceCheck` of one config: its profile's step against its timed median
     (:data:`PROFILE_RATIO_MIN`, :data:`PROFILE_RATIO_MAX`), no op and no kernel at all, a CUDA config whose profile
     holds no kernel, and the share of its kernel time attributed to ops and modules (:data:`COVERAGE_MIN`)."""
-    timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
     problems = []
     table = ev.op_table
     if (table is None or not table.ops) and (ev.kernel_table is None or not ev.kernel_table.kernels):
@@ -106,8 +97,8 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     blind = cuda and table is not None and (table.basis == "cpu" or table.kernel_count == 0)
     if blind or (ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"):
         problems.append("no_kernels")
-    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
-    problems += check_step(ev.label, ev.profiled_step_ms, timed).problems
+    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, ev.timed_ms, *kernel_coverage(ev))
+    problems += check_step(ev.label, ev.profiled_step_ms, ev.timed_ms).problems
     if check.coverage is not None and check.coverage < COVERAGE_MIN:
         problems.append("low_coverage")
     return replace(check, problems=tuple(dict.fromkeys(problems)))
@@ -118,29 +109,22 @@ def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: floa
     median (``timed_ms``, ms): ``step_mismatch`` outside :data:`PROFILE_RATIO_MIN`-:data:`PROFILE_RATIO_MAX`
     (diagnose's profile, perf's system pass); no problem when either is unknown."""
     check = EvidenceCheck(label, (), profiled_step_ms, timed_ms)
-    ratio = check.step_ratio
-    bad = ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX
+    bad = check.step_ratio is not None and not PROFILE_RATIO_MIN <= check.step_ratio <= PROFILE_RATIO_MAX
     return replace(check, problems=("step_mismatch",) if bad else ())
 
 
-def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:
-    """Shares of the kernel table's device time whose kernels an op, and a module, owns; ``(None, None)``
-    without a kernel table or kernel time (a CPU config)."""
+def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None, float | None]:
+    """Shares of the kernel table's device time whose kernels an op, and a module, owns, and that credited from the
+    eager step (origin ``matched_eager``; None for an eager step: nothing of it is matched); all None without a
+    kernel table or kernel time (a CPU config)."""
     table = ev.kernel_table
     if table is None or table.total_us <= 0:
-        return None, None
+        return None, None, None
+    eager = ev.result is not None and ev.result.mode == "eager"
     op_us = sum(k.device_us for k in table.kernels if k.op is not None)
     module_us = sum(k.device_us for k in table.kernels if k.module is not None)
-    return op_us / table.total_us, module_us / table.total_us
-
-
-def _matched_share(ev: ConfigEvidence) -> float | None:
-    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``); None
-    for an eager step (nothing of it is matched)."""
-    table = ev.kernel_table
-    if table is None or table.total_us <= 0 or (ev.result is not None and ev.result.mode == "eager"):
-        return None
-    return sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
+    matched = None if eager else sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
+    return op_us / table.total_us, module_us / table.total_us, matched
 
 
 def check_trace(tl: Timeline) -> EvidenceCheck:
@@ -158,7 +142,8 @@ def check_trace(tl: Timeline) -> EvidenceCheck:
 def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) -> list[Finding]:
     """``findings`` with each op-level verdict (:data:`OP_LEVEL_KINDS`) of a config whose check is
     ``unreliable`` or ``partial`` saying so: its summary starts with the verdict and an evidence row gives the
-    reason and the number (the step ratio, or the coverage). Other findings are returned as they are."""
+    reason and the number (the step ratio, or the coverage), an unreliable profile's alarm at most ``low`` (it never
+    outranks a finding of the timed runs or of a reliable profile). Other findings are returned as they are."""
     out = []
     for f in findings:
         check = checks.get(f.config)
@@ -170,5 +155,6 @@ def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) ->
         value, unit = (check.step_ratio, "x") if unreliable else (check.coverage, "fraction")
         row = Evidence("profiler", text, value, unit)
         head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
-        out.append(replace(f, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
+        severity = max(f.severity, "low", key=SEVERITIES.index) if unreliable else f.severity
+        out.append(replace(f, severity=severity, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
     return out

@@ -33,8 +33,7 @@ def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
         return f"{library} has no bf16 transform, and the forward's {call.op} receives bf16 at {sizes}"
     if device != "cuda":
         return f"{library} has no fp16 transform, and the forward's {call.op} receives fp16 at {sizes}"
-    odd = next((c for c in half if not c.power_of_two), None)
-    if odd is not None:
+    if (odd := next((c for c in half if not c.power_of_two), None)) is not None:
         return (
             f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
             f"{'x'.join(map(str, odd.sizes))}"

@@ -45,7 +45,8 @@ _REORDER = Clause("renumber the destinations for locality (a graph's nodes: e.g.
 _SORTED = Clause("order the indices (or the rows they point to) so that neighbouring reads touch neighbouring memory")
 _NHWC = Clause("channels_last memory for the 4-D tensors permuted and copied", ("channels_last",))
 _GRID = Clause("order the grid's points so that neighbouring points read neighbouring memory")
-_VIEWS = (Clause("trace the views away (torch.compile)", ("compile",)), Clause("slice once per step, not per row"))
+_SLICE = Clause("slice once per step, not per row")  # only where the views named slice (:func:`family_actions`)
+_VIEWS = (Clause("trace the views away (torch.compile)", ("compile",)), _SLICE)
 _CSR = "sort the added rows by destination and use a segment/CSR reduction"
 _BIN = "evenly spaced boundaries: compute the bin as floor((x - first) / spacing), no search"
 
@@ -251,15 +252,17 @@ def low_intensity(name: str) -> bool:
 def family_actions(names: list[str], *, cpu: bool = False, table: OpTable | None = None) -> tuple[Clause, ...]:
     """The actions of ``names``' families (evidence from their op ``table``: :func:`pairwise`, :func:`relayout`, a sort
     for "topk, not a full sort"), each once in order, the first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
-    a clause two share stands once. Copies mostly run inside one op (:func:`enclosing_op`) are that op's."""
+    a clause two share stands once; "slice once per step" only for views that slice. Copies mostly run inside one op
+    (:func:`enclosing_op`) are that op's."""
     knn = pairwise(table)
     seen = [*names, *(op.name for op in table.ops)] if table is not None else names
-    sorts = any(re.search(r"(?<!search)sort", n) for n in seen)  # else topk is what it runs: never advised
+    unsaid = [] if any(re.search(r"(?<!search)sort", n) for n in seen) else [_TOPK, _LARGEST]  # topk is what it runs
+    unsaid += [] if any(re.search(r"::(?:slice|select|narrow|unbind|split|chunk)", n) for n in names) else [_SLICE]
     families = {name: family_of(name, knn) for name in names}
     groups = grouped((name for name in names if families[name] is not None), families.get)
     parts: list[Clause] = []
     for family, ops in groups.items():
-        first, *rest = [c for c in (family.cpu_action if cpu else family.action) if sorts or c not in (_TOPK, _LARGEST)]
+        first, *rest = [c for c in (family.cpu_action if cpu else family.action) if c not in unsaid]
         cause = (family.cpu_cause or family.cause) if cpu else family.cause
         if family.name == "copy/cast/cat" and table is not None and (inside := enclosing_op(table, ops)):
             outer = inside[0]  # its copies, not the model's casts; the model's own cats still told

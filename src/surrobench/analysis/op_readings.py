@@ -115,26 +115,26 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
     )
 
 
-def small_calls(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
+def small_calls(table: OpTable, small_call_us: float = CPU_SMALL_CALL_US) -> dict:
     """On a CPU basis: ``{name: (calls per step, us per call)}`` of the low-intensity ops
-    (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` once
-    scaled by ``scale`` (:func:`surrobench.analysis.evidence.op_time_scale`); empty on a device basis. An op whose nested
-    ops hold more self time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
+    (:func:`surrobench.analysis.op_families.low_intensity`) whose calls average under ``small_call_us`` in ``table``
+    (:func:`surrobench.analysis.evidence.deflate`'s); empty on a device basis. An op whose nested ops hold more self
+    time than it (:func:`held_inside`: ``aten::softmax`` around ``aten::_softmax``) is no small call."""
     if table.basis != "cpu":
         return {}
     nested, small = held_inside(table), {}
     for op in table.ops:
-        if low_intensity(op.name) and op.calls and (us := op.self_cpu_us * scale / op.calls) < small_call_us:
+        if low_intensity(op.name) and op.calls and (us := op.self_cpu_us / op.calls) < small_call_us:
             if nested.get(op.name, 0.0) <= op.self_cpu_us:
                 small[op.name] = (op.calls / table.active_steps, us)
     return small
 
 
-def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:
+def fragments(table: OpTable, small_call_us: float = CPU_SMALL_CALL_US) -> dict[str, str]:
     """``{op: part}`` of reading 2: the ops of :data:`FRAGMENT_CATEGORIES` (of the last only concatenations: a gather or
     a scatter is irregular access, not a fragment), each under its category; on a CPU basis only the small calls
     (:func:`small_calls`: many calls, little time each), those of other low-intensity ops as :data:`TINY_CALLS`."""
-    tiny, parts = small_calls(table, scale, small_call_us), {}
+    tiny, parts = small_calls(table, small_call_us), {}
     for op in table.ops:
         concat = op.category == FRAGMENT_CATEGORIES[2] and is_copy(op.name)
         fragment = concat or op.category in FRAGMENT_CATEGORIES[:2]
@@ -143,12 +143,10 @@ def fragments(table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMA
     return parts
 
 
-def read_fragmentation(
-    table: OpTable, scale: float = 1.0, small_call_us: float = CPU_SMALL_CALL_US
-) -> FragmentationReading:
+def read_fragmentation(table: OpTable, small_call_us: float = CPU_SMALL_CALL_US) -> FragmentationReading:
     """Reading 2: the share of :func:`fragments` by part (tiny calls under half a percent, which print as 0%, left
     out), and the small-kernel count. The one definition profile and diagnose print."""
-    parts, by_category = fragments(table, scale, small_call_us), dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
+    parts, by_category = fragments(table, small_call_us), dict.fromkeys(FRAGMENT_CATEGORIES, 0.0)
     for op in (op for op in table.ops if op.name in parts):
         by_category[parts[op.name]] = by_category.get(parts[op.name], 0.0) + op.share
     if by_category.get(TINY_CALLS, 1.0) < 0.005:
@@ -203,10 +201,9 @@ def read_shapes(table: OpTable, *requested: tuple[int, ...], compiled: bool = Fa
     return ShapeReading(shapes[0], consumers[:HEAD_OPS], matches=not missing, missing=missing, **head)
 
 
-def read_table(
-    table: OpTable, model: str, *requested: tuple[int, ...], compiled: bool = False, scale: float = 1.0
-) -> Readings:
-    """All four readings of ``table`` for ``model`` run on inputs of the ``requested`` shapes (``compiled``:
-    under ``torch.compile``, see :func:`read_shapes`; ``scale``: :func:`read_fragmentation`'s)."""
+def read_table(table: OpTable, model: str, *requested: tuple[int, ...], compiled: bool = False) -> Readings:
+    """All four readings of ``table`` (on CPU less the profiler's cost: :func:`surrobench.analysis.evidence.deflate`)
+    for ``model`` run on inputs of the ``requested`` shapes (``compiled``: under ``torch.compile``, see
+    :func:`read_shapes`)."""
     shapes = read_shapes(table, *requested, compiled=compiled)
-    return Readings(read_structure(table, model), read_fragmentation(table, scale), read_memory(table), shapes)
+    return Readings(read_structure(table, model), read_fragmentation(table), read_memory(table), shapes)

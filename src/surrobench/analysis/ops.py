@@ -103,8 +103,7 @@ def _module_paths(tl: Timeline, act: GpuActivity) -> tuple[list[str | None], boo
     r = tl.ranges
     by_thread: dict[tuple[int, int], list[tuple[int, int, str]]] = defaultdict(list)
     for start, end, name_id, rank, tid in zip(r.start_ns.tolist(), r.end_ns.tolist(), r.name_id, r.rank, r.tid):
-        path = module_path(tl.name(int(name_id)))
-        if path is not None:
+        if (path := module_path(tl.name(int(name_id)))) is not None:
             by_thread[(int(rank), int(tid))].append((start, end, path))
     if not by_thread:
         return paths, False

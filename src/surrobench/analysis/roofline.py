@@ -7,13 +7,13 @@ Model: Williams, Waterman, Patterson, CACM 52(4), 2009: intensity ``I = F / Q`` 
   (:func:`surrobench.analysis.op_families.low_intensity`) or ``"unknown"``.
 - Bytes: each tensor input and output once, ``numel * element_size`` (minimum traffic, no cache); metadata ops
   none; a gather's source at most its output's bytes.
-- Time: the op table's self time per step; unseen wrapper/backend ops' time goes to seen ops of the same
+- Time: the op table's self time per step (on CPU less the profiler's cost: :func:`surrobench.analysis.evidence.deflate`
+  of the table passed in); unseen wrapper/backend ops' time goes to seen ops of the same
   category by bytes; ``other`` (allocations, views) is bookkeeping and stays out.
 - Calls: an op the counter saw more times a forward than the profile a step is uncosted (:class:`UncostedOp`;
   docs/design.md, "Kernel attribution").
 - Ceilings: ``surrobench calibrate``, else the H200's (said in the report); a zero or non-finite ceiling is
   unusable (:meth:`Ceilings.unusable`).
-- ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`).
 - Headroom (:func:`roofline_headroom`): step time over the summed ``max(FLOPs / peak, DRAM bytes / copy bandwidth)``
   of its launches under ncu (docs/design.md, "Headroom"): what ``optimize`` left (1.0: at the roofline)."""
 
@@ -216,20 +216,17 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
     )
 
 
-def roofline(
-    table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str, time_scale: float = 1.0
-) -> RooflineReport:
-    """Each costed op of ``table`` against ``ceilings`` at ``precision``, times scaled by ``time_scale``.
+def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str) -> RooflineReport:
+    """Each costed op of ``table`` against ``ceilings`` at ``precision``, at the table's times.
     Raises ValueError: a ceiling zero, not finite or missing (:meth:`Ceilings.unusable`)."""
-    problem = ceilings.unusable(precision)
-    if problem is not None:
+    if (problem := ceilings.unusable(precision)) is not None:
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9
     ridge = peak / bandwidth
     calls = {op.name: op.calls / table.active_steps for op in table.ops}  # per profiled step
     uncosted = tuple(UncostedOp(n, c.calls, calls.get(n, 0.0)) for n, c in costs.items() if c.calls > calls.get(n, 0))
-    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs, {u.name for u in uncosted}).items()}
+    times = _op_times_ms(table, costs, {u.name for u in uncosted})
     total = sum(times.values())
     ops = [_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth) for name, ms in times.items() if ms > 0]
     ops.sort(key=lambda o: -o.time_ms)

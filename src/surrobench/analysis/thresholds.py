@@ -102,8 +102,7 @@ def check_thresholds(thresholds: object) -> None:
             f"from a TOML file), not {type(thresholds).__name__}",
         )
     for field in dataclasses.fields(Thresholds):
-        problem = _bad_value(field.name, getattr(thresholds, field.name))
-        if problem:
+        if problem := _bad_value(field.name, getattr(thresholds, field.name)):
             raise UsageError.bad("thresholds", f": {problem}")
 
 
@@ -126,7 +125,6 @@ def load_thresholds(config: Path | None) -> Thresholds:
     for key, value in data.items():
         if key not in known:
             raise UsageError.bad("config", f"{str(config)!r}: unknown threshold {key!r}; known: {', '.join(known)}")
-        problem = _bad_value(key, value)
-        if problem:
+        if problem := _bad_value(key, value):
             raise UsageError.bad("config", f"{str(config)!r}: {problem}")
     return dataclasses.replace(DEFAULT_THRESHOLDS, **data)

@@ -270,8 +270,7 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
 def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str]:
     """One line per loader repair and for launches without kernels; ``anomalies``: of ``tl`` if known."""
     lines = load_warnings(tl.meta.anomalies)
-    lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
-    if lost:
+    if lost := (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel:
         launches = int(tl.name_mask(tl.api_calls.name_id, _KERNEL_LAUNCH.match).sum())
         lines.append(
             f"{lost} of {launches} kernel launches have no kernel in the trace ({launches} launches, "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
-from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
+from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, deflate
 from surrobench.analysis.evidence_checks import EvidenceCheck, check_evidence, check_trace, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
@@ -221,9 +221,8 @@ def diagnose_workload(
                 f"calibration: {problem}; re-run {calibrate_command(result.device, record.env.get('torch_threads'))}"
             )
         elif ceilings is not None and costs is not None:
-            unprofiled = result.latency_ms.median if result.latency_ms else None
-            scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
-            roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
+            timed = result.latency_ms.median if result.latency_ms else None
+            roof = roofline(deflate(report.op_table, report.profiled_step_ms, timed), costs, ceilings, result.precision)
             add_roofline(store, report.config_id, roof)  # diagnose --run reads it back: no FLOP count there
         view, passed = system, None
         if system_pass:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.analysis.evidence import op_time_scale
+from surrobench.analysis.evidence import deflate
 from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
@@ -89,9 +89,9 @@ def profile_config(
         store.set_top_op(config_id, top.name, top.share)
     trace = child["trace_path"]
     add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=trace)
-    scale = op_time_scale(table, step_ms, result.latency_ms.median if result.latency_ms else None)
+    ops = deflate(table, step_ms, result.latency_ms.median if result.latency_ms else None)
     shapes = [s.shape for s in result.inputs] or [tuple(child["input_shape"])]
-    readings = read_table(table, cfg.model, *shapes, compiled=cfg.mode == "compile", scale=scale)
+    readings = read_table(ops, cfg.model, *shapes, compiled=cfg.mode == "compile")
     kernels = KernelTable.from_json(found) if (found := child.get("kernel_table")) else None
     if kernels is not None:
         add_kernel_table(store, config_id, kernels)

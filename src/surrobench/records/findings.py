@@ -48,6 +48,8 @@ SEVERITIES = ("high", "medium", "low", "info")
 SOURCES = ("profiler", "timeline", "run", "system", "roofline")
 #: The :attr:`Evidence.unit` of an op's share of the profiled op time (0-1): the time a finding's ops hold.
 OP_SHARE = "share of op time"
+#: The :attr:`Evidence.unit` of the row that says why a finding's gain is unknown (its text: why, in the device's terms).
+GAIN_UNKNOWN = "why the gain is unknown"
 #: What a verdict rests on (:attr:`Finding.evidence_source`): a bound verdict (memory-, compute-bound) says whether
 #: hardware counters measured it or the FLOP/byte estimate of the roofline inferred it (docs/design.md, "Findings").
 EVIDENCE_SOURCES: dict[str, str] = {
@@ -91,8 +93,7 @@ class Clause(schemas.Plain):
     direction: str | None = None
 
     def __post_init__(self) -> None:
-        unknown = [r for r in self.remedies if r not in REMEDIES]
-        if unknown:
+        if unknown := [r for r in self.remedies if r not in REMEDIES]:
             raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
         if self.stacked and len(self.remedies) < 2:
             raise ValueError(f"a stacked clause names at least two remedies, not {self.remedies}")

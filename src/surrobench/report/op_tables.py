@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.analysis.detect_ops import CPU_MEMORY
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.kernel_tables import counters_renderables, kernel_table_rich, note_lines
 from surrobench.report.escape import plain, rich_escape
@@ -75,7 +76,7 @@ def reading_lines(readings: dict) -> list[str]:
     if f["kernel_count"] is not None:
         fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
     if not m["available"]:
-        memory = "not available (needs device kernels and profile_memory; a CPU run or a trace file has none)"
+        memory = f"not available (needs device kernels and profile_memory; a trace has none): {CPU_MEMORY}"
     elif not m["candidates"]:
         memory = "none"
     else:
