@@ -668,3 +668,16 @@ def test_a_thread_count_crowded_at_its_turn_keeps_that_reason_when_the_free_core
     assert bench.opened == ["compile", "threads=4"]
     (threads,) = [c for c in search.done if c.name == "threads=4"]
     assert "tried last" in threads.reason and "for 1 free core(s)" in threads.reason  # as read when sorted
+
+
+def test_a_slow_candidates_rounds_do_not_size_the_confirmations_reserve():
+    # a trial's particle-in-cell model: after compile was accepted, threads=2 ran one 27.7 s round at 0.01x, and
+    # the reserve for the confirmation, sized by that round, kept 499 s of a 60 s budget: the stacks went untried.
+    # The confirmation times the baseline and a recipe no slower than it: its rounds are sized by the baseline's
+    clock = PlantedClock()
+    bench = _bench(clock=clock, slow={"threads=4": 30.0})
+    bench.speedups.update({"threads=4": 0.05})
+    search = planted_search(bench, budget_end=100.0)  # its windows' 15 s rounds would keep 90 s
+    search.run(remedies("tf32", "threads=4", "channels_last"))
+    assert "channels_last" in [c.name for c in search.done] and not search.not_tried
+    assert search.reserve_s()[0] == pytest.approx(CONFIRM_WINDOWS * bench.window_s)
