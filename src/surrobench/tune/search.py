@@ -45,10 +45,10 @@ class Search(Trials):
 
     def reserve_s(self) -> tuple[float, float]:
         """Once a candidate is accepted (the recipe will be one of them): :data:`CONFIRM_WINDOWS` windows of the
-        baseline and a recipe no slower than it, a round twice the baseline's (:meth:`~surrobench.tune.bench.Bench.round_s`;
-        not the last window's rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), and
-        one pair of its fresh processes while it still fits after them, else none would start and its time goes to
-        candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        baseline and a recipe no slower than it, a round twice the baseline's (``Bench.round_s``; not the last window's
+        rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), and one pair of its fresh
+        processes while it still fits after them, else none would start and its time goes to candidates
+        (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         if (setup := self.reserve_setup_ms()) is None:
             return 0.0, 0.0
         windows = CONFIRM_WINDOWS * self.rounds * 2 * self.bench.round_s()
