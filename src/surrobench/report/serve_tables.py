@@ -72,7 +72,8 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
             err = c.prediction_error if c.predicted_rps else None
             line += f", predicted {rps(c.predicted_rps)}" if c.predicted_rps else ", predicted: no rate"
-            line += f", {err:+.0%} off the measured {rps(c.searched_rps)} (asked)" if err is not None else ""
+            asked = f"{rps(c.capacity_rps)}-{rps(c.failing_rps)}" if c.failing_rps else rps(c.capacity_rps)
+            line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
         if why := result.capacity_unresolved():
