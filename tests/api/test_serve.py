@@ -705,7 +705,9 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
     found = Capacity(10.0, 352.1, 363.1, (), predicted_rps=0.0, search_s=54.0)
     title = policy_title(done, replace(cut, capacity=found))
     assert "predicted: no rate" in title and "%" not in title
-    assert ", -16% off the middle of 352.1-363.1 rps asked" in policy_title(done, replace(cut, capacity=replace(found, predicted_rps=300.0)))
+    assert ", -16% off the middle of 352.1-363.1 rps asked" in policy_title(
+        done, replace(cut, capacity=replace(found, predicted_rps=300.0))
+    )
 
 
 def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_allocated(tmp_path):
