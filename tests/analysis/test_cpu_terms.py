@@ -241,7 +241,7 @@ def test_a_cpu_outside_the_affinity_mask_busy_is_no_busy_host(tmp_path, monkeypa
     extra = {"other_cpus": host_facts_module.other_cpus(since), "usable_cpus": host_facts_module.usable_cpus()}
     assert extra == {"other_cpus": pytest.approx(0.0), "usable_cpus": 2}
     assert host_facts_module.busy_others(extra) is None
-    assert busy_host_warning(None, 4, 2, [SimpleNamespace(extra=extra)]) is None
+    assert busy_host_warning(None, 4, 2, [extra]) is None
     monkeypatch.setattr(host_facts_module.os, "sched_getaffinity", lambda pid: {8, 9})  # numbered otherwise: unread
     assert host_facts_module.cpu_times() is None
 

@@ -534,6 +534,7 @@ def _tiny(**options):
 
 def test_serve_warns_of_a_busy_host(monkeypatch):
     monkeypatch.setattr("surrobench.api.serve.host_load", lambda: (64.0, 2))
+    monkeypatch.setattr("surrobench.api.serve.cpu_times", lambda: None)  # no /proc/stat: the load average read
     record = _tiny(rates=20, max_batch=1)
     assert any(n.startswith("busy host: 1-minute load average 64.0") for n in record.notes)
     assert record.unloaded and record.unloaded[0].batch == 1  # measured before the load

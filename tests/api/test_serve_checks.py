@@ -180,3 +180,18 @@ def test_a_model_object_that_calls_sys_exit_at_once_is_refused_in_one_line():
 
     with pytest.raises(UsageError, match=r"forward fails on the inputs built for it \(1x3x8x8\): SystemExit: 3"):
         _serve(Exits(), "20")
+
+
+def test_a_busy_host_is_read_as_run_reads_it_other_processes_cpus_while_served(monkeypatch):
+    """A trial: a spinning process beside serve kept 1.0 of 2 CPUs busy, the 1-minute load read 1.71 at the end, and
+    serve said nothing; run said "other processes used 1.0 of 2". serve measures them over its run, as run does."""
+    import surrobench.api.serve as serve_api
+
+    readings = iter([(0.0, 0.0, 0.0), (10.0, 12.0, 2.0)])  # 10 s: 12 CPU s busy on our CPUs, 2 of them ours
+    monkeypatch.setattr(serve_api, "cpu_times", lambda: next(readings))
+    monkeypatch.setattr("surrobench.execution.host_facts.cpu_times", lambda: next(readings))
+    monkeypatch.setattr(serve_api, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(serve_api, "host_load", lambda: (1.71, 2))
+    record = _serve(nn.Conv2d(3, 1, 1), "20")
+    assert record.workload["other_cpus"] == pytest.approx(1.0) and record.workload["usable_cpus"] == 2
+    assert sum(n.startswith("busy host: other processes used 1.0 of 2") for n in record.notes) == 1

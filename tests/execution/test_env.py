@@ -37,9 +37,11 @@ def test_the_busy_host_rule_reads_the_cpus_other_processes_kept_busy_before_the_
     assert [busy_others(r.extra) for r in timed] == [0.98, None, None]  # over a quarter of 2 CPUs: busy
     assert busy_host_warning(1.03, 2, 1) is None  # the load average counts our thread: 0.03 others
     assert busy_host_warning(1.6, 2, 1) is None  # a minute after a 2-thread run of ours: its load, not others'
-    text = busy_host_warning(1.03, 2, 1, timed)  # measured while timed: the most, of 2 CPUs, for our 1 thread
+    text = busy_host_warning(
+        1.03, 2, 1, (r.extra for r in timed)
+    )  # measured while timed: the most, of 2 CPUs, for our 1 thread
     assert _figures(text) == ["1.0", "2", "1"]
-    assert busy_host_warning(7.9, 2, 2, timed[1:]) is None  # measured quiet: the load was ours
+    assert busy_host_warning(7.9, 2, 2, (r.extra for r in timed[1:])) is None  # measured quiet: the load was ours
 
 
 def test_a_pinned_configs_others_are_counted_against_its_usable_cpus_not_the_hosts():
@@ -47,4 +49,4 @@ def test_a_pinned_configs_others_are_counted_against_its_usable_cpus_not_the_hos
     not; the line names the 2 CPUs the reading counted."""
     pinned = SimpleNamespace(extra={"other_cpus": 1.0, "usable_cpus": 2})
     assert busy_others(pinned.extra) == 1.0 and busy_others({"other_cpus": 1.0, "usable_cpus": 8}) is None
-    assert _figures(busy_host_warning(None, 8, 1, [pinned])) == ["1.0", "2", "1"]
+    assert _figures(busy_host_warning(None, 8, 1, [pinned.extra])) == ["1.0", "2", "1"]

@@ -111,7 +111,7 @@ def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds,
     and its busy-host warning (its load, CPUs, torch threads and other processes' CPUs)."""
     env = record.env
     load, cpus, threads = env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1
-    busy = busy_host_warning(load, cpus, threads, record.results)
+    busy = busy_host_warning(load, cpus, threads, (r.extra for r in record.results))
     memory = env.get("gpu_memory_bytes")
     return diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy

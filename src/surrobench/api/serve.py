@@ -35,6 +35,7 @@ from surrobench.execution.arrivals import replay_arrivals
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
 from surrobench.execution.batcher import MAX_GAP_S, unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
+from surrobench.execution.host_facts import cpu_times, other_cpus, usable_cpus
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
@@ -538,6 +539,7 @@ def serve(
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
     budget_s = request.unloaded_budget_s
+    since = cpu_times()  # other processes' CPUs over the measurements, as run reads them (host_facts.other_cpus)
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
@@ -585,7 +587,8 @@ def serve(
         notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
         notes += tuple(listed(NO_GRAD, [cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
-        busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
+        workload.update(other_cpus=other_cpus(since), usable_cpus=usable_cpus())
+        busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads(), [workload])
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)

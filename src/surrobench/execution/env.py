@@ -127,11 +127,12 @@ def fingerprint(device: str) -> dict:
     return env
 
 
-def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, results: Iterable = ()) -> str | None:
+def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, extras: Iterable[dict] = ()) -> str | None:
     """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
-    most CPUs they kept busy of a config's usable CPUs while one of ``results``, ConfigResults, was timed; none read:
-    a 1-minute load average, host-wide, over the host's ``cpu_count``), naming torch's ``threads``."""
-    timed = [r.extra for r in results if r.extra.get("other_cpus") is not None]
+    most CPUs they kept busy of a config's usable CPUs while it was measured, read from ``extras``, each a result's
+    ``extra`` or serve's workload; none read: a 1-minute load average, host-wide, over the host's ``cpu_count``),
+    naming torch's ``threads``."""
+    timed = [extra for extra in extras if extra.get("other_cpus") is not None]
     worst = max(timed, key=lambda extra: busy_others(extra) or 0.0, default={"usable_cpus": cpu_count})
     if (others := busy_others(worst, load_1m)) is None:
         return None

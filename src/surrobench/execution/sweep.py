@@ -363,7 +363,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), results)
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), (r.extra for r in results))
     warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
     noisy = [
         f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
