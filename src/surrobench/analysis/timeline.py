@@ -239,7 +239,14 @@ class TimelineReport:
 def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> TimelineReport:
     """Every timeline analysis on ``tl`` (gaps from ``gap_threshold_ns``); never raises on odd traces."""
     act = gpu_activity(tl)
-    status = _status(tl, act)
+    if len(act) and tl.meta.anomalies.get("events_without_duration") and not (act.end_ns > act.start_ns).any():
+        status = "durations_missing"
+    elif len(act):
+        status = "ok"
+    elif tl.meta.cuda_run or len(tl.api_calls):
+        status = "gpu_activities_missing"
+    else:
+        status = "cpu_only" if len(tl.cpu_ops) or len(tl.ranges) or len(tl.steps) else "empty"
     windows = analysis_windows(tl, act)
     has_gpu = status == "ok"
     streams, serial = stream_stats(act) if has_gpu else ((), ())
@@ -277,16 +284,6 @@ def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str
             f"{len(tl.kernels)} kernels): kernel count, busy share and gaps are understated"
         )
     return lines
-
-
-def _status(tl: Timeline, act) -> str:
-    if len(act) and tl.meta.anomalies.get("events_without_duration") and not (act.end_ns > act.start_ns).any():
-        return "durations_missing"
-    if len(act):
-        return "ok"
-    if tl.meta.cuda_run or len(tl.api_calls):
-        return "gpu_activities_missing"
-    return "cpu_only" if len(tl.cpu_ops) or len(tl.ranges) or len(tl.steps) else "empty"
 
 
 def _anomalies(tl: Timeline, act) -> Anomalies:

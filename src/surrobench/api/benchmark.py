@@ -65,29 +65,6 @@ def _item_text(item: int | tuple[int, ...] | str | ShapeSpec) -> str:
     return "x".join(map(str, item)) if isinstance(item, (tuple, list)) else str(item)
 
 
-def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
-    """The integer options of :func:`sweep_request`: ints, in range (its ``Raises`` lists each check).
-
-    Raises:
-        UsageError: naming the option and its bound.
-    """
-    check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
-    check_iterations(warmup=warmup, iters=iters)
-    for name, value in (("input_sets", input_sets), ("rounds", rounds), ("threads", threads)):
-        if value is not None and value < 1:
-            raise UsageError.bad(name, f"{value}: must be >= 1")
-    if rounds > MAX_COUNT:
-        raise UsageError.bad("rounds", f"{rounds}: at most {MAX_COUNT}")
-    if threads is not None:
-        check_cpu_threads(threads)
-    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
-    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
-    if input_sets > most_sets:
-        raise UsageError.bad("input_sets", f"{input_sets}: at most {most_sets} (1 + warmup + iters calls read them)")
-    if not 0 <= seed < 2**64:
-        raise UsageError.bad("seed", f"{seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
-
-
 def check_cpu_threads(threads: int) -> None:
     """Raises UsageError (naming ``threads``) above ``os.cpu_count()``: more intra-op threads than logical CPUs
     only contend, and tens of thousands exhaust OpenMP's memory."""
@@ -135,7 +112,21 @@ def sweep_request(
             ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is given outside the main
             thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
-    _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    check_iterations(warmup=warmup, iters=iters)
+    for name, value in (("input_sets", input_sets), ("rounds", rounds), ("threads", threads)):
+        if value is not None and value < 1:
+            raise UsageError.bad(name, f"{value}: must be >= 1")
+    if rounds > MAX_COUNT:
+        raise UsageError.bad("rounds", f"{rounds}: at most {MAX_COUNT}")
+    if threads is not None:
+        check_cpu_threads(threads)
+    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
+    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
+    if input_sets > most_sets:
+        raise UsageError.bad("input_sets", f"{input_sets}: at most {most_sets} (1 + warmup + iters calls read them)")
+    if not 0 <= seed < 2**64:
+        raise UsageError.bad("seed", f"{seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
     check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)
     check_timeout_s(timeout_s)
     mode_list = tuple(parse_modes(_text(modes, "modes")))

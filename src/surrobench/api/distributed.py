@@ -199,37 +199,6 @@ def distributed_run(
     return run_on_ranks(plan, parallel, db, rank_env, command=command)
 
 
-def _begin(
-    request: SweepRequest,
-    store: ResultStore | None,
-    parallel: str,
-    env: RankEnv,
-    groups: RankGroups,
-    command: str | None,
-) -> tuple[str, list[dict], dict | None]:
-    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks; returns the run id,
-    every rank's facts, and (on rank 0) the run's environment."""
-    facts: list = [None] * env.world_size
-    uuid = device_uuid() if request.device == "cuda" else None
-    own = {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(), "device_uuid": uuid}
-    dist.all_gather_object(facts, own, group=groups.control)
-    run_id, run_env = [None], None
-    if env.rank == 0:
-        run_env = run_environment(request)
-        run_env.update(
-            parallel=parallel,
-            world_size=env.world_size,
-            launcher=env.launcher,
-            ranks=facts,
-            nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
-        )
-        run = RunRecord(new_run_id(), created_now(), request.tag, run_env)
-        store.begin_run(run, command)
-        run_id = [run.run_id]
-    dist.broadcast_object_list(run_id, src=0, group=groups.control)
-    return run_id[0], facts, run_env
-
-
 class _Models:
     """One model resident at a time per role (``solo``: rank 0 alone, ``world``: all ranks)."""
 
@@ -363,7 +332,26 @@ def run_on_ranks(
     try:
         store = ResultStore(db) if env.rank == 0 or parallel == "configs" else None
         try:
-            run_id, facts, run_env = _begin(request, store, parallel, env, groups, command)
+            # every rank's facts gathered; rank 0 stores the run row and shares its id with all ranks
+            facts: list = [None] * env.world_size
+            uuid = device_uuid() if request.device == "cuda" else None
+            own = {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(), "device_uuid": uuid}
+            dist.all_gather_object(facts, own, group=groups.control)
+            run_ids, run_env = [None], None
+            if env.rank == 0:
+                run_env = run_environment(request)
+                run_env.update(
+                    parallel=parallel,
+                    world_size=env.world_size,
+                    launcher=env.launcher,
+                    ranks=facts,
+                    nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
+                )
+                run = RunRecord(new_run_id(), created_now(), request.tag, run_env)
+                store.begin_run(run, command)
+                run_ids = [run.run_id]
+            dist.broadcast_object_list(run_ids, src=0, group=groups.control)
+            run_id = run_ids[0]
             if parallel == "configs":
                 _spread(plan, store, run_id, facts, env)
             else:

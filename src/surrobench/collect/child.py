@@ -244,7 +244,8 @@ def _failure(status: str, exc: BaseException) -> dict:
     return {"schema": schemas.PROFILE_CHILD, "status": status, "error": error_text(exc), **_bare([], [])}
 
 
-def _parser() -> argparse.ArgumentParser:
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code (0: result written, 2: bad arguments or config file)."""
     p = argparse.ArgumentParser(prog="python -m surrobench.collect.child", description=__doc__.split("\n")[0])
     p.add_argument("--config", type=Path, required=True, help="ExecConfig JSON file")
     p.add_argument("--result", type=Path, required=True, help="where to write the result JSON")
@@ -260,12 +261,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CTL,ACK",
         help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)",
     )
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0: result written, 2: bad arguments or config file)."""
-    args = _parser().parse_args(argv)
+    args = p.parse_args(argv)
     try:
         cfg = config_from_json(json.loads(args.config.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as exc:

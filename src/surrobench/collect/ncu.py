@@ -48,12 +48,6 @@ FALLBACK_LAUNCHES = 3 * MAX_KERNELS
 _CANDIDATES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 
 
-def find_ncu() -> str | None:
-    """``$NCU``, then ``ncu`` on PATH, then the CUDA toolkit's usual places; None when there is none."""
-    candidates = (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES)
-    return next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
-
-
 def select_kernels(
     table: KernelTable, coverage: float = COVERAGE, cap: int = MAX_KERNELS
 ) -> tuple[tuple[str, ...], float]:
@@ -158,7 +152,8 @@ def _run_once(
     log_file, result = work_dir / "ncu_raw.csv", work_dir / "ncu_child.json"
     log_file.unlink(missing_ok=True)
     target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
-    ncu = find_ncu()
+    candidates = (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES)  # then the CUDA toolkit's usual places
+    ncu = next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
     options = dict(metrics=metrics, per_config=per_config)
     if ncu is None:
         shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count, **options))

@@ -21,10 +21,8 @@ NSYS_TRACE = "cuda,nvtx,osrt,cudnn,cublas"
 
 @dataclass(frozen=True)
 class NsysRun:
-    """Outcome of :func:`run_nsys`: the command, whether it ran, and the report it produced (if any)."""
+    """Outcome of :func:`run_nsys`: the report it produced (None: none) and one line saying where, or why none."""
 
-    command: tuple[str, ...]
-    ran: bool
     report: Path | None
     message: str
 
@@ -48,13 +46,13 @@ def run_nsys(
     cmd = nsys_command(output, target, cuda_memory_usage, capture_profiler_api)
     shown = " ".join(cmd)
     if shutil.which("nsys") is None:
-        return NsysRun(tuple(cmd), False, None, f"nsys is not on PATH; run this where it is: {shown}")
+        return NsysRun(None, f"nsys is not on PATH; run this where it is: {shown}")
     done = subprocess.run(cmd, capture_output=True, text=True)
     report = next((p for p in (Path(f"{output}{s}") for s in REPORT_SUFFIXES) if p.exists()), None)
     if report is None:
         tail = (done.stderr or done.stdout).strip()[-300:]
-        return NsysRun(tuple(cmd), True, None, f"nsys exited {done.returncode} without a report: {tail}")
-    return NsysRun(tuple(cmd), True, report, f"report written: {report}")
+        return NsysRun(None, f"nsys exited {done.returncode} without a report: {tail}")
+    return NsysRun(report, f"report written: {report}")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from surrobench.collect.kineto_ops import no_cyclic_gc, ops_from_kineto
 from surrobench.collect.op_events import tables_from_events
@@ -19,9 +18,6 @@ from surrobench.errors import UsageError
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.stats import NS_PER_MS
-
-if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this module's defaults without it
-    from torch.autograd.profiler import profile
 
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 1
@@ -89,20 +85,6 @@ class Capture:
     kernel_table: KernelTable | None = None
 
 
-def export_trace(prof: profile, path: Path) -> None:
-    """Write the Chrome trace (opens in Perfetto and chrome://tracing); gzip when ``path`` ends in ``.gz``."""
-    if path.suffix != ".gz":
-        prof.export_chrome_trace(str(path))
-        return
-    plain = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
-    try:
-        prof.export_chrome_trace(str(plain))
-        with open(plain, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-    finally:
-        plain.unlink(missing_ok=True)
-
-
 def profile_steps(
     step: Callable[[int], object],
     plan: ProfileSchedule,
@@ -124,7 +106,7 @@ def profile_steps(
     results never freed, for a process that ends by ``os._exit`` (their destructor took 0.45 CPU s of the zoo FNO at
     32², docs/benchmarks/profile-cost.md)."""
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
-    from torch.autograd.profiler import profile, record_function
+    from torch.autograd.profiler import profile, record_function  # here: the CLI reads the defaults without torch
 
     prof = profile(
         use_device="cuda" if device == "cuda" else None,
@@ -167,8 +149,16 @@ def profile_steps(
         events = ops_from_kineto(prof.kineto_results, use_device=device == "cuda")
         steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
         table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
-    if trace_path is not None:
-        export_trace(prof, trace_path)
+    if trace_path is not None and trace_path.suffix != ".gz":  # the Chrome trace: Perfetto, chrome://tracing
+        prof.export_chrome_trace(str(trace_path))
+    elif trace_path is not None:  # gzipped from a plain trace beside it
+        plain = trace_path.with_name(f".{trace_path.stem}.{os.getpid()}.tmp")
+        try:
+            prof.export_chrome_trace(str(plain))
+            with open(plain, "rb") as src, gzip.open(trace_path, "wb", compresslevel=6) as dst:
+                shutil.copyfileobj(src, dst)
+        finally:
+            plain.unlink(missing_ok=True)
     if keep:
         _KEPT.append(prof)
     cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels, "cut": None}

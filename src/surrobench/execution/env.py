@@ -73,14 +73,6 @@ def gpu_readings() -> dict | None:
             return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def _driver_version() -> str | None:
-    with _nvml() as pynvml:
-        try:
-            return pynvml.nvmlSystemGetDriverVersion() if pynvml else None
-        except Exception:
-            return None
-
-
 def git_state() -> dict | None:
     """``{"commit", "dirty"}`` of the git tree the command runs in (as pytest-benchmark records); None outside one
     or without git."""
@@ -120,7 +112,8 @@ def fingerprint(device: str) -> dict:
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         env["device_name"] = props.name
-        env["driver"] = _driver_version()
+        with _nvml() as pynvml, contextlib.suppress(Exception):  # no NVML, or its query failed: the driver stays None
+            env["driver"] = pynvml.nvmlSystemGetDriverVersion() if pynvml else None
         env["gpu_memory_bytes"] = int(props.total_memory)
         env["gpu_sm_count"] = int(props.multi_processor_count)
         env["gpu_clocks"] = {"before": gpu_readings(), "after": None}

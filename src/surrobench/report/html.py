@@ -223,16 +223,6 @@ def _optimize_section(doc: dict) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
-    """A row per config, a column per kernel class: its share of the config's kernel time."""
-    seen = sorted(
-        (c for c in KERNEL_CLASSES if any(s.get(c) for s in shares.values())),
-        key=lambda c: -sum(s.get(c, 0.0) for s in shares.values()),
-    )
-    rows = ([label] + [f"{s[c]:.1%}" if s.get(c) else "" for c in seen] for label, s in shares.items())
-    return _table(["config", *seen], rows, left=["config"])
-
-
 def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     """The whole report of ``data`` (:func:`surrobench.api.report.build_report`) as one HTML document (UTF-8);
     sections without data are left out. ``spans`` (default: the first profiled step of ``data.timeline``,
@@ -258,8 +248,13 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     if data.op_tables:
         breakdown = plots.op_breakdown(data.op_tables, data.cpu_op_labels, data.op_overheads)
         sections.append(("Operator breakdown", _figure(breakdown, "op breakdown")))
-    if data.kernel_classes:
-        sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
+    if shares := data.kernel_classes:  # a row per config, a column per kernel class: its share of the kernel time
+        seen = sorted(
+            (c for c in KERNEL_CLASSES if any(s.get(c) for s in shares.values())),
+            key=lambda c: -sum(s.get(c, 0.0) for s in shares.values()),
+        )
+        rows = ([label] + [f"{s[c]:.1%}" if s.get(c) else "" for c in seen] for label, s in shares.items())
+        sections.append(("Kernel classes", _table(["config", *seen], rows, left=["config"])))
     if spans:
         strip = plots.timeline_strip(spans, data.timeline_title)
         sections.append(("Timeline of one profiled step", _figure(strip, "timeline strip")))

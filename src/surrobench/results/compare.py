@@ -342,14 +342,6 @@ def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...
     return any(spec.dtype is None for r in (*base, *new) for spec in r.inputs)
 
 
-def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
-    """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
-    execution settings (:func:`~surrobench.records.config.mode_text`, and ``cudnn_benchmark`` when on: outside the
-    config key, so the table does not show them); None when they agree."""
-    b, n = (mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new))
-    return None if b == n else f"settings differ: BASE {b}, NEW {n}"
-
-
 def compare_config(
     base: ConfigResult,
     new: ConfigResult,
@@ -377,8 +369,9 @@ def compare_config(
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
         "contended": others if busy else None,
     }
-    settings = settings_note(base, new)
-    notes = [settings] if settings else []
+    # modes and execution settings (mode_text; cudnn_benchmark when on) are outside the config key: the table hides them
+    ran = [mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new)]
+    notes = [] if ran[0] == ran[1] else [f"settings differ: BASE {ran[0]}, NEW {ran[1]}"]
     if busy:
         b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
         notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")

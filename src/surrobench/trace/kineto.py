@@ -42,10 +42,13 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
             )
         ranks.append(rank)
         conv.flush(rank)
-        devices.update(_device_names(meta))
+        props = meta.get("deviceProperties")
+        for p in props if isinstance(props, list) else ():  # each device's name by its id
+            if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END:
+                devices[p["id"]] = str(p.get("name", ""))
         counts.update(conv.counts)
         anomalies.update(conv.anomalies)
-        cuda_run = cuda_run or bool(meta.get("deviceProperties")) or conv.saw_cuda
+        cuda_run = cuda_run or bool(props) or conv.saw_cuda
     meta = TraceMeta(
         source="kineto",
         paths=tuple(str(f) for f in files),
@@ -79,14 +82,3 @@ def _rank(meta: dict, file: Path, many: bool) -> int:
     if many:
         raise UsageError(f"{file}: no distributedInfo.rank; a folder must hold one trace per rank")
     return 0
-
-
-def _device_names(meta: dict) -> dict[int, str]:
-    props = meta.get("deviceProperties")
-    if not isinstance(props, list):
-        return {}
-    return {
-        p["id"]: str(p.get("name", ""))
-        for p in props
-        if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END
-    }

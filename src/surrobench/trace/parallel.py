@@ -71,7 +71,12 @@ def map_rank_traces(
         main = getattr(sys.modules.get("__main__"), "__file__", None)
         n = 1 if main is not None and not os.path.isfile(main) else n
         pairs = [job(f) for f in files] if n == 1 else _on_pool(n, job, files, worker_memory_bytes)
-    return _by_rank(pairs, files)
+    file_of: dict[int, Path] = {}
+    for (rank, _), file in zip(pairs, files):
+        if rank in file_of:
+            raise UsageError(f"{file}: rank {rank} also in {file_of[rank]}; keep one trace per rank")
+        file_of[rank] = file
+    return [result for _, result in sorted(pairs, key=lambda p: p[0])]
 
 
 def default_workers(n_files: int, worker_memory_bytes: int = WORKER_MEMORY_BYTES) -> int:
@@ -133,12 +138,3 @@ def _on_dask(address: str, job: Callable, files: list[Path]) -> list:
         return client.gather(client.map(job, [str(f) for f in files], pure=False))
     finally:
         client.close()
-
-
-def _by_rank(pairs: list[tuple[int, R]], files: list[Path]) -> list[R]:
-    file_of: dict[int, Path] = {}
-    for (rank, _), file in zip(pairs, files):
-        if rank in file_of:
-            raise UsageError(f"{file}: rank {rank} also in {file_of[rank]}; keep one trace per rank")
-        file_of[rank] = file
-    return [result for _, result in sorted(pairs, key=lambda p: p[0])]
