@@ -24,8 +24,9 @@ PROC_STAT = Path("/proc/stat")
 
 def cpu_times() -> tuple[float, float, float] | None:
     """(wall s, the busy CPU s of the CPUs this process may run on: :data:`PROC_STAT`'s ``cpuN`` lines of its affinity
-    mask less idle and iowait; this process's CPU s) now, from a fixed point; None without the file. Not the ``cpu``
-    line's whole host: :func:`usable_cpus` counts these CPUs, and a process busy outside them takes no time from ours."""
+    mask less idle and iowait; this process's CPU s) now, from a fixed point; None without the file or such a line.
+    Not the ``cpu`` line's whole host: :func:`usable_cpus` counts these CPUs, and one busy outside them takes no time
+    from ours."""
     try:
         mask = {f"cpu{n}" for n in os.sched_getaffinity(0)}
         rows = [row for line in PROC_STAT.read_text().splitlines() if (row := line.split()) and row[0] in mask]

@@ -109,9 +109,9 @@ def _first_called(cfg: ExecConfig, prepared: PreparedModel, sizes, warmup: int, 
 def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
-    """Inside the config's settings and the model's grad mode (:func:`~surrobench.execution.runner.in_grad_mode`): ``service(k)`` for ``1 <= k <= max_batch`` and its
-    info; each padded size's step called ``1 + warmup`` times first, its output checked (ModelOutputError,
-    NonfiniteOutputError).
+    """Inside the config's settings and the model's grad mode (:func:`~surrobench.execution.runner.in_grad_mode`):
+    ``service(k)`` for ``1 <= k <= max_batch`` and its info; each padded size's step called ``1 + warmup`` times
+    first, its output checked (ModelOutputError, NonfiniteOutputError).
 
     Raises:
         ModelError: the model raised while its steps were built, called first or served (one line: its type and

@@ -48,7 +48,8 @@ SEVERITIES = ("high", "medium", "low", "info")
 SOURCES = ("profiler", "timeline", "run", "system", "roofline")
 #: The :attr:`Evidence.unit` of an op's share of the profiled op time (0-1): the time a finding's ops hold.
 OP_SHARE = "share of op time"
-#: The :attr:`Evidence.unit` of the row that says why a finding's gain is unknown (its text: why, in the device's terms).
+#: The :attr:`Evidence.unit` of the row that says why a finding's gain is unknown (its text: why, in the device's
+#: terms).
 GAIN_UNKNOWN = "why the gain is unknown"
 #: What a verdict rests on (:attr:`Finding.evidence_source`): a bound verdict (memory-, compute-bound) says whether
 #: hardware counters measured it or the FLOP/byte estimate of the roofline inferred it (docs/design.md, "Findings").
