@@ -133,7 +133,17 @@ def test_a_forward_failing_under_both_keeps_its_own_error_and_inference_mode():
 
     with pytest.raises(RuntimeError, match="attempt 1"):
         in_grad_mode(prepared, attempt)
-    assert len(calls) == 2 and prepared.grad_mode == "inference_mode"
+    assert len(calls) == 1 and prepared.grad_mode == "inference_mode"  # not raised through torch.autograd: not retried
+
+    def takes_gradients_then_fails():  # retried once; the retry's own failure is the one raised, no_grad kept
+        calls.append(torch.is_inference_mode_enabled())
+        if len(calls) == 3:
+            raise ValueError("the model's own failure")
+        torch.autograd.grad(torch.zeros(1), torch.zeros(1))
+
+    with pytest.raises(ValueError, match="own failure"):
+        in_grad_mode(prepared, takes_gradients_then_fails)
+    assert len(calls) == 3 and prepared.grad_mode == "no_grad"
 
 
 def test_the_search_scope_keeps_torchs_item_graph_break_warning_quiet_and_restores_it():
@@ -162,3 +172,23 @@ def test_the_search_scope_keeps_torchs_item_graph_break_warning_quiet_and_restor
     finally:
         logger.removeHandler(handler)
         torch._dynamo.reset()
+
+
+class FailsFifth(nn.Module):
+    """A genuine bug on the fifth call: never retried under no_grad, its own error kept (a code review's repro)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 5:
+            raise IndexError("index 9 is out of bounds")
+        return x * 2
+
+
+def test_a_failure_not_raised_through_autograd_is_never_retried_under_no_grad():
+    run = surrobench.benchmark(_factory(FailsFifth), shapes=[8], batches=[1], **FAST)
+    (result,) = run.results
+    assert result.status == "error" and "IndexError" in result.error

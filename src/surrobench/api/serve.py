@@ -539,7 +539,8 @@ def serve(
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
     budget_s = request.unloaded_budget_s
-    since = cpu_times()  # other processes' CPUs over the measurements, as run reads them (host_facts.other_cpus)
+    # other processes' CPUs over the measurements, as run reads them; not an endpoint's (its server is one of them)
+    since = cpu_times() if request.url is None else None
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)

@@ -334,23 +334,23 @@ def run_config(
 
 
 def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:
-    """``attempt()``, again under ``no_grad`` where it raised under ``inference_mode``: a forward that takes gradients
-    (``torch.autograd.grad``) runs under ``no_grad`` alone, which the model then keeps (``prepared.grad_mode``).
+    """``attempt()``, again under ``no_grad`` where it raised through torch.autograd under ``inference_mode``: a
+    forward that takes gradients (``torch.autograd.grad``, ``backward``) cannot run in inference mode, and runs under
+    ``no_grad``, which the model then keeps (``prepared.grad_mode``). Any other failure is not retried (a model's own
+    error, an out-of-memory, a timeout: a code review found a retry hid a genuine IndexError of a fifth call).
 
     Raises:
-        Exception: what the first ``attempt`` raised where the second raises too, or out of memory (not retried).
+        Exception: what the first ``attempt`` raised, or, retried, what the second raised.
     """
     try:
         return attempt()
     except Exception as exc:
-        if prepared.grad_mode == "no_grad" or isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+        autograd = str(Path(torch.autograd.__file__).parent)  # a failure raised from a frame in it took gradients
+        frames = (frame.f_code.co_filename for frame, _ in traceback.walk_tb(exc.__traceback__))
+        if prepared.grad_mode == "no_grad" or not any(name.startswith(autograd) for name in frames):
             raise
-        prepared.grad_mode = "no_grad"
-        try:
-            return attempt()
-        except Exception:
-            prepared.grad_mode = "inference_mode"
-            raise exc from None
+    prepared.grad_mode = "no_grad"  # inference mode cannot run it: what fails now is the model's own failure
+    return attempt()
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
