@@ -1,1 +1,1 @@
-"""Execution layer: how the model runs (device, precision, mode, eval + inference_mode, timing, memory)."""
+"""Execution layer: how the model runs (device, precision, mode, eval + inference_mode or no_grad, timing, memory)."""
