@@ -74,6 +74,18 @@ def test_op_level_verdicts_of_an_unreliable_profile_say_so_rank_low_and_others_s
     assert qualify([_finding("memory_bound")], {LABEL: partial})[0].severity == "high"  # partly attributed: kept
 
 
+@pytest.mark.parametrize("others, busy", [(1.2, True), (0.1, False)])
+def test_a_cpu_config_timed_on_a_busy_host_carries_its_op_verdicts_low(others, busy):
+    """A fresh-user trial's particle-in-cell model: beside a spinning process, its top op-level finding moved in kind
+    and severity from run to run (op times inflate unevenly when other processes share the cores)."""
+    result = replace(config(latency_samples(1.0, 0.0)), device="cpu")
+    result = replace(result, extra={**result.extra, "other_cpus": others, "usable_cpus": 2})
+    check = check_evidence(ConfigEvidence(label=LABEL, result=result, op_table=_table("cpu"), profiled_step_ms=1.5))
+    assert ("busy_host" in check.problems) is busy and (check.verdict == "unreliable") is busy
+    (fragmented,) = qualify([_finding("fragmented_ops")], {LABEL: check})
+    assert fragmented.severity == ("low" if busy else "high")
+
+
 def test_an_op_an_unreliable_profile_shrinks_below_the_share_floor_is_still_named():
     """A fresh-user trial's point-cloud model: topk held 41% of a reliable CPU profile, 9.8% of one 13.6x the timed
     step (allocating ops inflated more), under ``bound_op_share_min``: the memory_bound verdict named only the

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from surrobench.analysis.evidence import PROFILE_RATIO_MAX, PROFILE_RATIO_MIN, ConfigEvidence
+from surrobench.execution.host_facts import busy_others
 from surrobench.records import schemas
 from surrobench.records.findings import SEVERITIES, Evidence, Finding
 from surrobench.trace.model import Timeline
@@ -23,6 +24,7 @@ COVERAGE_MIN = 0.9
 PROBLEMS: dict[str, str] = {
     "step_mismatch": "the profiled step disagrees with the timed step beyond the profiler's measured overhead",
     "low_coverage": "less than 90% of the kernel time is attributed to ops",
+    "busy_host": "other processes kept the host's CPUs busy while it was timed: its op times moved with them",
     "no_ops": "the profile holds no op (and no kernel): nothing to judge",
     "no_kernels": "a CUDA config (or trace) whose profile holds no kernel: nothing to judge on the device",
     "not_profiled": "timed, not profiled (as run's and optimize's runs are, or a diagnose cut before it was read): "
@@ -62,11 +64,11 @@ class EvidenceCheck(schemas.Plain):
 
     @property
     def verdict(self) -> str:
-        """``"cannot_judge"`` (nothing to judge), ``"unreliable"`` (the profile is not the timed step),
+        """``"cannot_judge"`` (nothing to judge), ``"unreliable"`` (the profile is not the timed step, or a busy host's),
         ``"partial"`` (op-level verdicts cover too little kernel time) or ``"ok"``."""
         if CANNOT_JUDGE.intersection(self.problems):
             return "cannot_judge"
-        if "step_mismatch" in self.problems:
+        if {"step_mismatch", "busy_host"}.intersection(self.problems):
             return "unreliable"
         return "partial" if "low_coverage" in self.problems else "ok"
 
@@ -88,7 +90,8 @@ class EvidenceCheck(schemas.Plain):
 def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     """The :class:`EvidenceCheck` of one config: its profile's step against its timed median
     (:data:`PROFILE_RATIO_MIN`, :data:`PROFILE_RATIO_MAX`), no op and no kernel at all, a CUDA config whose profile
-    holds no kernel, and the share of its kernel time attributed to ops and modules (:data:`COVERAGE_MIN`)."""
+    holds no kernel, the share of its kernel time attributed to ops and modules (:data:`COVERAGE_MIN`), and a CPU config
+    timed on a busy host (:func:`~surrobench.execution.host_facts.busy_others`: its op times inflate unevenly)."""
     problems = []
     table = ev.op_table
     if (table is None or not table.ops) and (ev.kernel_table is None or not ev.kernel_table.kernels):
@@ -101,6 +104,8 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     problems += check_step(ev.label, ev.profiled_step_ms, ev.timed_ms).problems
     if check.coverage is not None and check.coverage < COVERAGE_MIN:
         problems.append("low_coverage")
+    if ev.result is not None and busy_others(ev.result.extra):
+        problems.append("busy_host")
     return replace(check, problems=tuple(dict.fromkeys(problems)))
 
 
