@@ -218,6 +218,30 @@ def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
         assert _cited(fewer, entry=entry, threads=threads).clauses == (fewer,)
 
 
+def test_every_core_is_not_advised_where_the_baseline_already_runs_the_most_threads_tried():
+    # a fresh-user trial's 3-D U-Net on 2 CPUs: thread_oversubscription advised torch.set_num_threads(1) while
+    # compute_bound advised "use every core", though torch already ran its 2 threads (threads=2: infeasible)
+    reason = "torch's default here is 2 threads: the baseline already runs 2"
+    entry = optimize_entry(
+        {"candidates": [_cand("threads=2", "infeasible", reason=reason)], "recommended": [], "recipe": {}}
+    )
+    more = Clause("use every core for oneDNN", ("threads",), direction="up")
+    (said,) = _cited(more, entry=entry, threads=2).clauses
+    assert said.remedies == () and said.text.startswith(more.text) and "not advised" in said.text
+    up = optimize_entry(
+        {
+            "candidates": [
+                _cand("threads=2", "infeasible", reason=reason),
+                _cand("threads=4", "accepted", median=1.3),
+            ],
+            "recommended": [],
+            "recipe": {},
+        }
+    )
+    (advised,) = _cited(more, entry=up, threads=2).clauses  # a count above it measured: it decides
+    assert advised.remedies == ("threads",) and "not advised" not in advised.text
+
+
 def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden():
     from surrobench.records.findings import MeasuredRemedy
     from surrobench.results.measured_remedies import disagreements

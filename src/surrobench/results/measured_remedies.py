@@ -259,8 +259,11 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: dict[
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
         return replace(clause, text=f"{clause.text} ({told([best])})"), True
     judged = [m for m in found if m.verdict in JUDGED]
-    moves = [m for m in judged if m.verdict != "infeasible" or way in (None, m.direction)]
-    judged_ids = frozenset().union(*(m.remedy_ids for m in moves))  # the baseline's own count, infeasible: no move
+    # the baseline's own count, infeasible, is no move; but with no count above it tried (thread_counts' largest is
+    # every usable CPU) it is the last word on "use every core": the baseline already does
+    top = way == "up" and not any(m.direction == "up" for m in found)
+    moves = [m for m in judged if m.verdict != "infeasible" or way in (None, m.direction) or top]
+    judged_ids = frozenset().union(*(m.remedy_ids for m in moves))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
         word = "measured, not advised" if any(m.verdict in MEASURED for m in judged) else "not advised"  # n/a only
         return Clause(f"{clause.text}: {word} ({told(judged)})"), False
