@@ -8,8 +8,6 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
-import torch
-from torch import nn
 from gpu_terms import gpu_words
 from synthetic import config, latency_samples
 
@@ -160,14 +158,12 @@ def test_subnormal_weights_or_inputs_are_a_finding():
 def test_host_facts_count_subnormals():
     import torch
 
-    from surrobench.execution.host_facts import host_facts
+    from surrobench.execution.host_facts import subnormal_share
 
     layer = torch.nn.Linear(4, 4)
     with torch.no_grad():
         layer.weight[0, :2] = 1e-40  # subnormal in fp32
-    facts = host_facts(layer, (torch.ones(2, 4),))
-    assert facts["subnormal_share"] == pytest.approx(2 / (16 + 4 + 8))
-    assert facts["torch_threads"] >= 1 and facts["usable_cpus"] >= 1
+    assert subnormal_share(layer, (torch.ones(2, 4),)) == pytest.approx(2 / (16 + 4 + 8))
 
 
 def test_profile_and_diagnose_read_one_fragmented_share():
@@ -210,9 +206,9 @@ def test_the_other_processes_load_is_their_cpu_time_while_the_config_was_timed(t
     stat.write_text(_proc_stat({0: 7, 1: 8, 2: 50}))
     since = host_facts_module.cpu_times()
     stat.write_text(_proc_stat({0: 19, 1: 19, 2: 60}))  # 23 s busy in 10 s on cpu0 and cpu1
-    facts = host_facts_module.host_facts(nn.Linear(2, 2), (torch.ones(2),), since)
-    assert facts["other_cpus"] == pytest.approx(1.8)
-    host = {**facts, "torch_threads": 2, "usable_cpus": 2, "load_1m": 2.3}
+    others = host_facts_module.other_cpus((since, host_facts_module.cpu_times()))
+    assert others == pytest.approx(1.8)
+    host = {"other_cpus": others, "torch_threads": 2, "usable_cpus": 2, "load_1m": 2.3}
     (f,) = [f for f in diagnose_config(_evidence(result=_result(**host))) if f.kind == "thread_oversubscription"]
     assert f.evidence[-1].value == pytest.approx(1.8) and "1 free core(s)" in f.summary
     stat.unlink()  # no /proc: no reading, and the finding falls back to the load less our threads
@@ -238,7 +234,10 @@ def test_a_cpu_outside_the_affinity_mask_busy_is_no_busy_host(tmp_path, monkeypa
     stat.write_text(_proc_stat({0: 0, 1: 0, 2: 0, 3: 0}))
     since = host_facts_module.cpu_times()
     stat.write_text(_proc_stat({0: 1, 1: 0, 2: 0, 3: 10}))  # our 1 s on cpu0; 10 s of another's on cpu3
-    extra = {"other_cpus": host_facts_module.other_cpus(since), "usable_cpus": host_facts_module.usable_cpus()}
+    extra = {
+        "other_cpus": host_facts_module.other_cpus((since, host_facts_module.cpu_times())),
+        "usable_cpus": host_facts_module.usable_cpus(),
+    }
     assert extra == {"other_cpus": pytest.approx(0.0), "usable_cpus": 2}
     assert host_facts_module.busy_others(extra) is None
     assert busy_host_warning(None, 4, 2, [extra]) is None

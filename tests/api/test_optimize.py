@@ -164,6 +164,27 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
     assert not any("no recipe" in n for n in entry.notes)
 
 
+def test_the_stored_runs_carry_the_cpus_other_processes_kept_busy_over_each_ones_timed_calls(
+    model_spec, tmp_path, monkeypatch
+):
+    # a planted reading of every timed loop: 1.5 of 2 CPUs busy elsewhere while the baseline (2 threads) ran, 0.1
+    # while threads=1 did; each stored config carries its own rounds' reading, and compare marks the pair contended
+    import torch
+
+    from surrobench.execution import runner, timing
+
+    monkeypatch.setattr(timing, "other_cpus", lambda span: 1.5 if torch.get_num_threads() == 2 else 0.1)
+    monkeypatch.setattr(runner, "usable_cpus", lambda: 2)
+    with ResultStore(tmp_path / "o.db") as store:
+        report = optimize_plans(_request(model_spec, ("threads=1",)), store)
+        base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
+    assert recipe.results[0].extra["threads"] == 1
+    readings = [{k: r.results[0].extra[k] for k in ("other_cpus", "usable_cpus")} for r in (base, recipe)]
+    assert readings == [{"other_cpus": 1.5, "usable_cpus": 2}, {"other_cpus": pytest.approx(0.1), "usable_cpus": 2}]
+    (c,) = compare_runs(base, recipe).configs
+    assert c.contended == {"base": 1.5, "new": pytest.approx(0.1)}
+
+
 def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
     # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
     events: list[str] = []

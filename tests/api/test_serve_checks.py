@@ -4,6 +4,8 @@ the run complete; memory that grows on every batch is a note of the record, in t
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from torch import nn
@@ -184,14 +186,27 @@ def test_a_model_object_that_calls_sys_exit_at_once_is_refused_in_one_line():
 
 def test_a_busy_host_is_read_as_run_reads_it_other_processes_cpus_while_served(monkeypatch):
     """A trial: a spinning process beside serve kept 1.0 of 2 CPUs busy, the 1-minute load read 1.71 at the end, and
-    serve said nothing; run said "other processes used 1.0 of 2". serve measures them over its run, as run does."""
+    serve said nothing; run said "other processes used 1.0 of 2". serve measures them over its policies'
+    measurements, as run does over its timed calls: each policy's steps built first, their build not counted."""
     import surrobench.api.serve as serve_api
 
-    readings = iter([(0.0, 0.0, 0.0), (10.0, 12.0, 2.0)])  # 10 s: 12 CPU s busy on our CPUs, 2 of them ours
-    monkeypatch.setattr(serve_api, "cpu_times", lambda: next(readings))
-    monkeypatch.setattr("surrobench.execution.host_facts.cpu_times", lambda: next(readings))
+    events = []
+    # two policies, 10 s each: 12 CPU s busy on our CPUs, 2 of them ours; between them the second policy's build,
+    # its compiler's workers busy 86 CPU s (they are other processes): not a measurement
+    readings = iter([(0.0, 0.0, 0.0), (10.0, 12.0, 2.0), (20.0, 100.0, 4.0), (30.0, 112.0, 6.0)])
+    monkeypatch.setattr(serve_api, "cpu_times", lambda: (events.append("read"), next(readings))[1])
+    service = serve_api.model_service
+
+    @contextlib.contextmanager
+    def built(*args):
+        with service(*args) as steps:
+            events.append("built")
+            yield steps
+
+    monkeypatch.setattr(serve_api, "model_service", built)
     monkeypatch.setattr(serve_api, "usable_cpus", lambda: 2)
     monkeypatch.setattr(serve_api, "host_load", lambda: (1.71, 2))
-    record = _serve(nn.Conv2d(3, 1, 1), "20")
+    record = _serve(nn.Conv2d(3, 1, 1), "20", max_batch="1,2")
+    assert events == ["built", "read", "read", "built", "read", "read"]
     assert record.workload["other_cpus"] == pytest.approx(1.0) and record.workload["usable_cpus"] == 2
     assert sum(n.startswith("busy host: other processes used 1.0 of 2") for n in record.notes) == 1

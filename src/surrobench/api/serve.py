@@ -539,8 +539,9 @@ def serve(
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
     budget_s = request.unloaded_budget_s
-    # other processes' CPUs over the measurements, as run reads them; not an endpoint's (its server is one of them)
-    since = cpu_times() if request.url is None else None
+    # other processes' CPUs over each policy's measurements, as run reads them over its timed calls: not while its
+    # steps are built (torch.compile's workers are other processes), not an endpoint's (its server is one of them)
+    measured: list[tuple] = []
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
@@ -561,6 +562,7 @@ def serve(
             else:
                 try:
                     with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
+                        began = cpu_times()
                         missing = tuple(k for k in info.sizes if k not in unloaded)
                         if missing:  # before any load of the policy: its sizes' unloaded latency
                             _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))
@@ -578,6 +580,7 @@ def serve(
                                 unloaded=mine,
                             )
                         )
+                        measured.append((began, cpu_times()))
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
                     model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)
@@ -588,7 +591,7 @@ def serve(
         notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
         notes += search_notes(request, done, unloaded) + model_notes
         notes += tuple(listed(NO_GRAD, [cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
-        workload.update(other_cpus=other_cpus(since), usable_cpus=usable_cpus())
+        workload.update(other_cpus=other_cpus(*measured), usable_cpus=usable_cpus())
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads(), [workload])
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

@@ -1,5 +1,6 @@
-"""What a CPU config's host was like while it was timed (:func:`host_facts`, in the result's ``extra``), read by
-:mod:`surrobench.analysis.detect_host`.
+"""What a CPU config's host was like while it was timed (in the result's ``extra``: the readings of
+:func:`surrobench.execution.runner.timed_result`, :func:`other_cpus` over its timed calls, and ``run``'s
+:func:`subnormal_share`), read by :mod:`surrobench.analysis.detect_host`.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ def cpu_times() -> tuple[float, float, float] | None:
     return own.elapsed, busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
 
 
-def other_cpus(since: tuple[float, float, float] | None) -> float | None:
-    """The CPUs of the affinity mask (:func:`cpu_times`) other processes kept busy on average since the reading
-    ``since`` (those CPUs' busy time less ours over the wall time); None without both readings."""
-    now = cpu_times()
-    if since is None or now is None or now[0] <= since[0]:
+def other_cpus(*spans: tuple[tuple[float, float, float] | None, ...]) -> float | None:
+    """The CPUs of the affinity mask other processes kept busy on average over ``spans``, each a (start, end) pair of
+    :func:`cpu_times` readings: those CPUs' busy time less ours over the wall time, summed over the spans; None
+    without a span, without every reading or without wall time."""
+    if not spans or None in (reading for span in spans for reading in span):
         return None
-    return max((now[1] - since[1]) - (now[2] - since[2]), 0.0) / (now[0] - since[0])
+    wall, busy, own = (sum(end[k] - start[k] for start, end in spans) for k in range(3))
+    return max(busy - own, 0.0) / wall if wall > 0 else None
 
 
 def host_load() -> tuple[float | None, int]:
@@ -59,7 +61,7 @@ def host_load() -> tuple[float | None, int]:
 
 def busy_others(extra: dict, load_1m: float | None = None) -> float | None:
     """The CPUs other processes kept busy while a CPU config was timed when over :data:`BUSY_SHARE` of its CPUs, else
-    None: its ``extra``'s (:func:`host_facts`) ``other_cpus`` against its ``usable_cpus``, the CPUs both count; without
+    None: its ``extra``'s (module docstring) ``other_cpus`` against its ``usable_cpus``, the CPUs both count; without
     that reading, a 1-minute load average ``load_1m`` over those CPUs (it holds our last minute too)."""
     others, cpus = extra.get("other_cpus"), extra.get("usable_cpus") or 1
     if others is None and load_1m is not None:
@@ -94,13 +96,3 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
     count = sum(t.numel() for t in floats)
     subnormal = sum(int(((t != 0) & (t.abs() < torch.finfo(t.dtype).tiny)).sum()) for t in floats)
     return subnormal / count if count else 0.0
-
-
-def host_facts(module: "nn.Module", inputs, since: tuple[float, float, float] | None = None) -> dict:
-    """``{"torch_threads", "usable_cpus", "load_1m", "other_cpus", "subnormal_share"}``: torch's intra-op threads,
-    :func:`usable_cpus`, the 1-minute load average now (None where the OS has none), :func:`other_cpus` since
-    ``since``, :func:`subnormal_share` of ``module`` and ``inputs``."""
-    import torch
-
-    facts = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
-    return {**facts, "other_cpus": other_cpus(since), "subnormal_share": subnormal_share(module, inputs)}

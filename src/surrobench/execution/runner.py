@@ -21,7 +21,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
-from surrobench.execution.host_facts import cpu_times, host_facts
+from surrobench.execution.host_facts import host_load, subnormal_share, usable_cpus
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
@@ -203,13 +203,12 @@ def _measure(
             if before_each is not None:
                 before_each()
 
-        since = cpu_times() if cfg.device == "cpu" else None
         samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, before, warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
         nonfinite = nonfinite or check_calls(step, range(len(input_sets)), calls, "end")
-        host = host_facts(prepared.module, input_sets[0], since) if cfg.device == "cpu" else {}
+        host = {"subnormal_share": subnormal_share(prepared.module, input_sets[0])} if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     mutated = seen["mutated"]
@@ -233,7 +232,8 @@ def timed_result(
     nonfinite: dict | None = None,
 ) -> ConfigResult:
     """The record of one timed loop of ``cfg``; status ``nonfinite`` with the ``nonfinite`` record in ``extra`` when
-    given; TF32 switches and the SM clock read now; the CPU's page faults per call (``samples.faults_per_call``)."""
+    given; TF32 switches and the SM clock read now; the CPU's page faults per call (``samples.faults_per_call``) and
+    its host: ``torch_threads``, ``usable_cpus``, ``load_1m`` now, ``other_cpus`` over the timed calls."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -244,6 +244,9 @@ def timed_result(
             "input_sets": cfg.input_sets,
             "seed": cfg.seed,
         }
+        if cfg.device == "cpu":  # read in the config's settings: its thread count
+            host = dict(torch_threads=torch.get_num_threads(), usable_cpus=usable_cpus(), load_1m=host_load()[0])
+            extra.update(host, other_cpus=samples.other_cpus)
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries
     if not memory.own_peak:
@@ -355,7 +358,8 @@ def in_grad_mode(prepared: PreparedModel, attempt: Callable[[], T]) -> T:
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
     """One result from the rounds of one config: samples concatenated (two-stage bootstrap), the first round's cold
-    start, the highest peak memory, the lowest SM clock, any round's flags; a failed round makes it that failure."""
+    start, the highest peak memory, the lowest SM clock, the mean ``other_cpus``, any round's flags; a failed round
+    makes it that failure."""
     first = rounds[0]
     if len(rounds) == 1:
         return first
@@ -374,6 +378,8 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
         extra["sm_clock_mhz"] = min(clocks)
     if submits := [r.extra[HOST_SUBMIT_KEY] for r in rounds if r.extra.get(HOST_SUBMIT_KEY) is not None]:
         extra[HOST_SUBMIT_KEY] = float(np.median(submits))
+    if others := [r.extra["other_cpus"] for r in rounds if r.extra.get("other_cpus") is not None]:
+        extra["other_cpus"] = float(np.mean(others))
     return replace(
         first,
         latency_ms=latency,

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from surrobench.execution.deadline import ConfigTimeout
+from surrobench.execution.host_facts import cpu_times, other_cpus
 from surrobench.execution.memory import minor_faults
 from surrobench.records.stats import NS_PER_MS
 
@@ -23,12 +24,14 @@ from surrobench.records.stats import NS_PER_MS
 class TimedSamples:
     """Per-iteration times of one config, ms, shapes ``(iters,)``; ``device_ms`` and ``host_ms`` (the step's
     submission, module docstring) None on CPU. ``faults_per_call``: on CPU, the process's minor page faults
-    (:func:`~surrobench.execution.memory.minor_faults`) per timed call, else None."""
+    (:func:`~surrobench.execution.memory.minor_faults`) per timed call, else None; ``other_cpus``: on CPU, the CPUs
+    other processes kept busy over the timed calls (:func:`measure_round`), else None."""
 
     latency_ms: np.ndarray
     device_ms: np.ndarray | None
     host_ms: np.ndarray | None = None
     faults_per_call: float | None = None
+    other_cpus: float | None = None
 
 
 def _sync(device: str) -> None:
@@ -61,11 +64,13 @@ def measure_round(
     after_warmup: Callable[[], None] | None = None,
 ) -> TimedSamples:
     """The one timed round of every loop: ``warmup`` untimed calls, ``after_warmup`` with the device idle, then
-    :func:`time_loop`, which raises ConfigTimeout."""
+    :func:`time_loop`, which raises ConfigTimeout, with the CPUs other processes kept busy over it on the CPU."""
     warm_up(step, warmup, device)
     if after_warmup is not None:
         after_warmup()
-    return time_loop(step, iters, device, before_each)
+    since = cpu_times() if device == "cpu" else None
+    samples = time_loop(step, iters, device, before_each)
+    return replace(samples, other_cpus=other_cpus((since, cpu_times())))
 
 
 def time_loop(
