@@ -118,12 +118,12 @@ def test_the_closed_loop_runs_until_min_requests_arrived():
     request = serve_request(**common, min_requests=500)
     (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 0, service.new_clock).points
     assert 500 <= point.requests < 510 and not stretch_capped(request, point)
-    assert len(stretch_notes(request, point)) == 1  # stretched past the 0.5 s asked, not capped: said all the same
+    assert len(stretch_notes(request, [point])) == 1  # stretched past the 0.5 s asked, not capped: said all the same
     # 5,000 would need 25 s; the cap is 20 x 0.5 s: stopped there, and a note says why
     request = serve_request(**common, min_requests=5000)
     (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 0, service.new_clock).points
     assert point.requests < 5000 and service.clock.now() <= MAX_STRETCH * 0.5 + 0.05
-    assert stretch_capped(request, point) and len(stretch_notes(request, point)) == 1
+    assert stretch_capped(request, point) and len(stretch_notes(request, [point])) == 1
 
 
 def test_an_open_loop_rate_capped_short_of_min_requests_is_noted():
@@ -132,7 +132,7 @@ def test_an_open_loop_rate_capped_short_of_min_requests_is_noted():
     low, high = serve_policy(request, ServePolicy(1, 0.0), service, 0, service.new_clock).points
     assert offered_duration_s(request, 2.0) == MAX_STRETCH * 1.0  # 368 requests at 2 rps need ~220 s
     assert stretch_capped(request, low) and not stretch_capped(request, high)
-    assert len(stretch_notes(request, low)) == 1 and stretch_notes(request, high) == []
+    assert len(stretch_notes(request, [low])) == 1 and stretch_notes(request, [high]) == []
     # judged by the count that arrived, not the time expected for it: a Poisson count that reached it is no shortfall
     assert not stretch_capped(request, replace(low, requests=request.min_requests)) and request.min_requests > 0
     unstretched = serve_request(rates=2, duration_s=1.0, min_requests=0)
@@ -144,8 +144,18 @@ def test_an_open_loop_rate_stretched_short_of_its_cap_is_noted_once():
     request = serve_request(rates="200,2000", max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.1)
     stretched, plain = serve_policy(request, ServePolicy(1, 0.0), service, 0, service.new_clock).points
     assert 1.0 < offered_duration_s(request, 200.0) < MAX_STRETCH * 1.0  # 368 requests at 200 rps need ~2.3 s
-    assert not stretch_capped(request, stretched) and len(stretch_notes(request, stretched)) == 1
-    assert offered_duration_s(request, 2000.0) == 1.0 and stretch_notes(request, plain) == []
+    assert not stretch_capped(request, stretched) and len(stretch_notes(request, [stretched])) == 1
+    assert offered_duration_s(request, 2000.0) == 1.0 and stretch_notes(request, [plain]) == []
+
+
+def test_a_search_says_its_stretched_loads_once_and_its_capped_ones_once():
+    # a find-max search printed one "offered for N s" line per load it stretched
+    service = PlantedService(1.0)
+    request = serve_request(rates="2,3,200,300,2000", max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.1)
+    points = serve_policy(request, ServePolicy(1, 0.0), service, 0, service.new_clock).points
+    assert [stretch_capped(request, p) for p in points] == [True, True, False, False, False]
+    assert sum(bool(stretch_notes(request, [p])) for p in points) == 4  # each alone is said
+    assert len(stretch_notes(request, points)) == 2  # together: the capped ones in one note, the others in one
 
 
 def test_the_record_carries_the_stretch_note():
@@ -164,4 +174,4 @@ def test_the_record_carries_the_stretch_note():
     request = serve_request(rates=40, max_batch=1, max_wait_ms=0, duration_s=0.05)
     assert record.warmup_s == pytest.approx(0.0125)  # a quarter of the duration, not the 1 s that would refuse it
     assert stretch_capped(request, point)
-    assert set(stretch_notes(request, point)) <= set(record.notes)
+    assert set(stretch_notes(request, [point])) <= set(record.notes)

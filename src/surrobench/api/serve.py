@@ -241,22 +241,29 @@ def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     return point.arrival != "replay" and point.requests < request.min_requests
 
 
-def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
-    """One note for a load (a rate or a concurrency) offered longer than ``duration_s`` to gather ``min_requests``:
-    for how long (the warm-up, then its measured requests at ``offered_rps``: the schedule, or a closed loop's
-    arrival span), or when :func:`stretch_capped` the cap and the way out (a longer ``duration_s``)."""
-    if stretch_capped(request, point):
-        cap_s = MAX_STRETCH * request.duration_s
-        return [
-            f"{point.load()}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), "
-            f"and {point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
-            "give a longer duration"
-        ]
-    offered_s = request.warmup_s + point.requests / point.offered_rps if point.offered_rps else 0.0
-    if point.arrival == "replay" or offered_s <= request.duration_s or math.isclose(offered_s, request.duration_s):
-        return []
-    asked = f"longer than the {request.duration_s:g} s asked, to measure {point.requests} requests"
-    return [f"{point.load()}: offered for {offered_s:.4g} s, {asked} (min_requests {request.min_requests})"]
+def stretch_notes(request: ServeRequest, points: list[LoadPoint]) -> list[str]:
+    """At most two notes: on the loads (rates or concurrencies) :func:`stretch_capped` (how many, the fewest requests,
+    the way out: a longer ``duration_s``), and on the others offered longer than ``duration_s`` to gather
+    ``min_requests`` (how many, the longest: the warm-up, then its measured requests at ``offered_rps``)."""
+    points = [p for p in points if p.arrival != "replay"]  # a replay lasts as its file does
+    capped = [p for p in points if stretch_capped(request, p)]
+    offered = [(request.warmup_s + p.requests / p.offered_rps, p) for p in points if p.offered_rps and p not in capped]
+    longer = [(s, p) for s, p in offered if s > request.duration_s and not math.isclose(s, request.duration_s)]
+    notes = []
+    if capped:
+        fewest = min(capped, key=lambda p: p.requests)
+        notes.append(
+            f"{len(capped)} of {len(points)} load(s) were cut at {MAX_STRETCH * request.duration_s:g} s, "
+            f"{MAX_STRETCH:g}x the duration, short of min_requests {request.min_requests} requests after the warm-up "
+            f"(the fewest: {fewest.load()}, {fewest.requests}): give a longer duration"
+        )
+    if longer:
+        longest_s, longest = max(longer, key=lambda sp: sp[0])
+        notes.append(
+            f"{len(longer)} of {len(points)} load(s) ran past the {request.duration_s:g} s asked, to measure "
+            f"min_requests {request.min_requests} requests each: the longest, {longest.load()}, for {longest_s:.4g} s"
+        )
+    return notes
 
 
 def search_notes(
@@ -588,7 +595,7 @@ def serve(
                     done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
                     model_notes += info.checks.notes()
         points = [point for p in done for point in p.points]
-        notes = tuple(n for point in points for n in (*load_warnings(point), *stretch_notes(request, point)))
+        notes = (*(n for point in points for n in load_warnings(point)), *stretch_notes(request, points))
         notes += search_notes(request, done, unloaded) + model_notes
         notes += tuple(listed(NO_GRAD, [cfg.label()] if workload.get(GRAD_MODE_KEY) == "no_grad" else []))
         workload.update(other_cpus=other_cpus(*measured), usable_cpus=usable_cpus())
