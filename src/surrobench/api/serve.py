@@ -242,28 +242,26 @@ def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
 
 
 def stretch_notes(request: ServeRequest, points: list[LoadPoint]) -> list[str]:
-    """At most two notes: on the loads (rates or concurrencies) :func:`stretch_capped` (how many, the fewest requests,
-    the way out: a longer ``duration_s``), and on the others offered longer than ``duration_s`` to gather
-    ``min_requests`` (how many, the longest: the warm-up, then its measured requests at ``offered_rps``)."""
+    """One note on the loads (rates or concurrencies) offered longer than ``duration_s`` to gather ``min_requests``:
+    how many, the longest (the warm-up, then its measured requests at ``offered_rps``), and those
+    :func:`stretch_capped` (how many, the fewest requests, the way out: a longer ``duration_s``); none without one."""
     points = [p for p in points if p.arrival != "replay"]  # a replay lasts as its file does
-    capped = [p for p in points if stretch_capped(request, p)]
-    offered = [(request.warmup_s + p.requests / p.offered_rps, p) for p in points if p.offered_rps and p not in capped]
+    offered = [(request.warmup_s + p.requests / p.offered_rps, p) for p in points if p.offered_rps]
     longer = [(s, p) for s, p in offered if s > request.duration_s and not math.isclose(s, request.duration_s)]
-    notes = []
-    if capped:
+    if not longer:
+        return []
+    longest_s, longest = max(longer, key=lambda sp: sp[0])
+    note = (
+        f"{len(longer)} of {len(points)} load(s) ran past the {request.duration_s:g} s asked, to measure min_requests "
+        f"{request.min_requests} requests each: the longest, {longest.load()}, for {longest_s:.4g} s"
+    )
+    if capped := [p for _, p in longer if stretch_capped(request, p)]:
         fewest = min(capped, key=lambda p: p.requests)
-        notes.append(
-            f"{len(capped)} of {len(points)} load(s) were cut at {MAX_STRETCH * request.duration_s:g} s, "
-            f"{MAX_STRETCH:g}x the duration, short of min_requests {request.min_requests} requests after the warm-up "
-            f"(the fewest: {fewest.load()}, {fewest.requests}): give a longer duration"
+        note += (
+            f"; {len(capped)} cut at {MAX_STRETCH:g}x the duration short of that (the fewest: {fewest.load()}, "
+            f"{fewest.requests} requests): give a longer duration"
         )
-    if longer:
-        longest_s, longest = max(longer, key=lambda sp: sp[0])
-        notes.append(
-            f"{len(longer)} of {len(points)} load(s) ran past the {request.duration_s:g} s asked, to measure "
-            f"min_requests {request.min_requests} requests each: the longest, {longest.load()}, for {longest_s:.4g} s"
-        )
-    return notes
+    return [note]
 
 
 def search_notes(

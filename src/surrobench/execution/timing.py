@@ -24,14 +24,13 @@ from surrobench.records.stats import NS_PER_MS
 class TimedSamples:
     """Per-iteration times of one config, ms, shapes ``(iters,)``; ``device_ms`` and ``host_ms`` (the step's
     submission, module docstring) None on CPU. ``faults_per_call``: on CPU, the process's minor page faults
-    (:func:`~surrobench.execution.memory.minor_faults`) per timed call, else None; ``other_cpus``: on CPU, the CPUs
-    other processes kept busy over the timed calls (:func:`measure_round`), else None."""
+    (:func:`~surrobench.execution.memory.minor_faults`) per timed call, else None."""
 
     latency_ms: np.ndarray
     device_ms: np.ndarray | None
     host_ms: np.ndarray | None = None
     faults_per_call: float | None = None
-    other_cpus: float | None = None
+    other_cpus: float | None = None  # on CPU, the CPUs other processes kept busy over the calls (measure_round)
 
 
 def _sync(device: str) -> None:

@@ -85,8 +85,7 @@ class Bench(Protocol):
         """Seconds one round of the baseline takes (its warm-up and timed calls)."""
 
     def free_cores(self) -> int | None:
-        """The CPU cores other processes left free over the baseline's latest round (its timed calls: no candidate's
-        build); None off the CPU or unread."""
+        """The CPU cores other processes left free over the baseline's last timed round; None off the CPU or unread."""
 
     def free(self) -> None:
         """Return the memory a failed candidate left behind."""
