@@ -544,8 +544,7 @@ def serve(
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
     budget_s = request.unloaded_budget_s
-    # other processes' CPUs over each policy's measurements, as run reads them over its timed calls: not while its
-    # steps are built (torch.compile's workers are other processes), not an endpoint's (its server is one of them)
+    # other processes' CPUs over the policies' measurements, as run's; none for an endpoint (its server is one of them)
     measured: list[tuple] = []
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
@@ -567,7 +566,7 @@ def serve(
             else:
                 try:
                     with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
-                        began = cpu_times()
+                        began = cpu_times()  # its steps built: torch.compile's workers are other processes
                         missing = tuple(k for k in info.sizes if k not in unloaded)
                         if missing:  # before any load of the policy: its sizes' unloaded latency
                             _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))

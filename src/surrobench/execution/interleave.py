@@ -67,9 +67,12 @@ class Variant:
         """Host latencies, ms, ``rounds x iters``."""
         return [list(r.samples_ms) for r in self.rounds]
 
-    def result(self) -> ConfigResult:
-        """The rounds merged, the setup as the cold start, :attr:`peak_bytes` its peak memory."""
-        return replace(merge_rounds(self.rounds), cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes)
+    def result(self, rounds: list[int] | None = None, extra: dict | None = None) -> ConfigResult:
+        """The rounds merged (those at the indices ``rounds``; None: all) with ``extra`` added, the setup as the cold
+        start, :attr:`peak_bytes` its peak memory."""
+        merged = merge_rounds(self.rounds if rounds is None else [self.rounds[i] for i in rounds])
+        extra = {**merged.extra, **(extra or {})}
+        return replace(merged, cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes, extra=extra)
 
 
 def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:

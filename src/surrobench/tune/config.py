@@ -96,19 +96,14 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     paired = {PAIRED_UNITS_KEY: [[0, w] for _, w in pairs]} if variant else {}
     # all timing is done: the profiler may attach, the baseline's top op first
     profiling_started = time.monotonic()
-    base_result = replace(
-        _with_extra(merge_rounds([baseline.rounds[i] for i, _ in pairs]), paired),
-        cold_start_ms=baseline.setup_ms,
-        peak_mem_bytes=baseline.peak_bytes,
-        top_op=top_op(baseline) if profile else None,
-    )
+    base_result = replace(baseline.result([i for i, _ in pairs], paired), top_op=top_op(baseline) if profile else None)
     tops = {name: top_op(v) for name, v in search.timed.items()} if profile else {}
     profiled_s = time.monotonic() - profiling_started
     candidates = tuple(
         replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
         for c in search.done
     )
-    recipe_result = replace(_with_extra(variant.result(), paired), top_op=tops.get(recipe.name)) if variant else None
+    recipe_result = replace(variant.result(extra=paired), top_op=tops.get(recipe.name)) if variant else None
     processes = search.processes if variant else None  # an unconfirmed recipe's processes are in its note only
     search.timed.clear()
     elapsed_s = time.monotonic() - started
@@ -249,10 +244,6 @@ def run_command(cfg: ExecConfig) -> str:
     if cfg.input_sets != DEFAULT_INPUT_SETS:
         words += ["--input-sets", str(cfg.input_sets)]
     return shlex.join(words)
-
-
-def _with_extra(result: ConfigResult, extra: dict) -> ConfigResult:
-    return replace(result, extra={**result.extra, **extra}) if extra else result
 
 
 def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
