@@ -573,15 +573,14 @@ def serve(
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms, grad_mode=prepared.grad_mode)
-                        mine, checks = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}, info.checks
                         done.append(
                             serve_policy(
                                 request,
                                 policy,
                                 service,
                                 0.0,
-                                on_point=lambda p: (checks.point_done(), point_done(p)),
-                                unloaded=mine,
+                                on_point=lambda p: (info.checks.point_done(), point_done(p)),
+                                unloaded={k: unloaded[k] for k in padded_sizes(policy.max_batch)},
                             )
                         )
                         measured.append((began, cpu_times()))

@@ -44,7 +44,7 @@ def other_cpus(*spans: tuple[tuple[float, float, float] | None, ...]) -> float |
     """The CPUs of the affinity mask other processes kept busy on average over ``spans``, each a (start, end) pair of
     :func:`cpu_times` readings: those CPUs' busy time less ours over the wall time, summed over the spans; None
     without a span, without every reading or without wall time."""
-    if not spans or None in (reading for span in spans for reading in span):
+    if None in (reading for span in spans for reading in span):
         return None
     wall, busy, own = (sum(end[k] - start[k] for start, end in spans) for k in range(3))
     return max(busy - own, 0.0) / wall if wall > 0 else None
