@@ -140,6 +140,37 @@ def test_rounds_merge_samples_and_keep_the_first_cold_start(tiny):
     assert merge_rounds(rounds[:1]) is rounds[0]
 
 
+def test_run_reads_other_processes_cpus_over_its_timed_calls_alone(monkeypatch):
+    """The busy-host reading opens after the step's first calls and warm-up (a compiler's workers building it are
+    other processes) and closes after the timed calls; merged rounds carry its mean."""
+    from surrobench.execution import timing
+    from surrobench.execution.runner import merge_rounds
+
+    events: list[str] = []
+
+    class Logged(torch.nn.Conv2d):
+        def forward(self, x):
+            events.append("call")
+            return super().forward(x)
+
+    wall = iter(range(0, 1000, 10))  # 10 s a reading; 15 CPU s busy on our CPUs then 5, none of them ours
+
+    def reading():
+        events.append("read")
+        busy = next(wall)
+        return float(busy), 1.5 * busy if busy < 20 else 0.5 * busy + 20.0, 0.0
+
+    monkeypatch.setattr(timing, "cpu_times", reading)
+    monkeypatch.setattr("surrobench.execution.runner.usable_cpus", lambda: 2)
+    prepared = prepare_model(TinySurrogate(lambda: Logged(2, 1, 1)), "cpu", 0)
+    first = run_config(_cfg(iters=4, warmup=2), prepared)
+    # 1 cold call, 2 more input sets checked, 2 warm-up calls; then the 4 timed; then the 3 sets checked again
+    assert events == ["call"] * 5 + ["read"] + ["call"] * 4 + ["read"] + ["call"] * 3
+    second = run_config(_cfg(iters=4, warmup=2), prepared)
+    assert (first.extra["other_cpus"], second.extra["other_cpus"], first.extra["usable_cpus"]) == (1.5, 0.5, 2)
+    assert merge_rounds([first, second]).extra["other_cpus"] == pytest.approx(1.0)
+
+
 def test_the_hosts_submission_time_is_stored_where_it_was_measured(tiny):
     from dataclasses import replace
 
