@@ -67,10 +67,10 @@ class Variant:
         """Host latencies, ms, ``rounds x iters``."""
         return [list(r.samples_ms) for r in self.rounds]
 
-    def result(self, rounds: list[int] | None = None, extra: dict | None = None) -> ConfigResult:
-        """The rounds merged (those at the indices ``rounds``; None: all) with ``extra`` added, the setup as the cold
-        start, :attr:`peak_bytes` its peak memory."""
-        merged = merge_rounds(self.rounds if rounds is None else [self.rounds[i] for i in rounds])
+    def result(self, indices: list[int] | None = None, extra: dict | None = None) -> ConfigResult:
+        """The rounds merged (those at ``indices``; None: all) with ``extra`` added, the setup as the cold start,
+        :attr:`peak_bytes` its peak memory."""
+        merged = merge_rounds(self.rounds if indices is None else [self.rounds[i] for i in indices])
         extra = {**merged.extra, **(extra or {})}
         return replace(merged, cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes, extra=extra)
 
