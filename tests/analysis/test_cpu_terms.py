@@ -245,6 +245,15 @@ def test_a_cpu_outside_the_affinity_mask_busy_is_no_busy_host(tmp_path, monkeypa
     assert host_facts_module.cpu_times() is None
 
 
+def test_a_window_too_short_for_the_ticks_of_proc_stat_is_not_read():
+    """60 ms of a steady 1.0 CPU of others read 0 to 1.17 (10 ms ticks): such a window is no reading; (wall s, busy
+    CPU s, our CPU s) readings as :func:`~surrobench.execution.host_facts.cpu_times` gives them."""
+    short = ((0.0, 0.0, 0.0), (0.06, 0.07, 0.0))
+    assert host_facts_module.other_cpus(short) is None
+    assert host_facts_module.other_cpus(((0.0, 0.0, 0.0), (0.3, 0.3, 0.0))) == pytest.approx(1.0)
+    assert host_facts_module.other_cpus(short, ((1.0, 1.0, 0.0), (1.3, 1.3, 0.0))) == pytest.approx(0.37 / 0.36)
+
+
 def test_a_small_call_just_under_the_cutoff_never_reads_as_the_cutoff_nor_as_dispatch():
     """A hash-grid model's aten::index ran 19.96 us a call: printed "20.0 us each (under 20 us: dispatch ...)"."""
     from surrobench.analysis.detect_ops import fragmented_ops

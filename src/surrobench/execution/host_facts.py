@@ -19,6 +19,9 @@ HOST_READINGS = ("usable_cpus", "load_1m", "other_cpus", "subnormal_share")
 #: The host counts as busy when other processes keep more than this share of its CPUs busy: 1.0 of 2 usable CPUs
 #: took one thread's timings from 9.3 to 17.2 ms between two runs of one code, minutes apart (docs/compare.md).
 BUSY_SHARE = 0.25
+#: Shortest window whose reading is kept: the counters tick every 10 ms, so a steady 1.0 CPU of others read 0-4 over
+#: 12 ms and 0-1.17 over 60 ms windows, 0.95-1.05 over 0.2 s (docs/benchmarks/cpu-busy-reading.md).
+MIN_WINDOW_S = 0.2
 #: The kernel's CPU time counters (proc(5)): a ``cpuN`` line per online CPU N, in clock ticks.
 PROC_STAT = Path("/proc/stat")
 
@@ -43,11 +46,11 @@ def cpu_times() -> tuple[float, float, float] | None:
 def other_cpus(*spans: tuple[tuple[float, float, float] | None, ...]) -> float | None:
     """The CPUs of the affinity mask other processes kept busy on average over ``spans``, each a (start, end) pair of
     :func:`cpu_times` readings: those CPUs' busy time less ours over the wall time, summed over the spans; None
-    without a span, without every reading or without wall time."""
+    without a span, without every reading or under :data:`MIN_WINDOW_S` of wall time."""
     if None in (reading for span in spans for reading in span):
         return None
     wall, busy, own = (sum(end[k] - start[k] for start, end in spans) for k in range(3))
-    return max(busy - own, 0.0) / wall if wall > 0 else None
+    return max(busy - own, 0.0) / wall if wall >= MIN_WINDOW_S else None
 
 
 def host_load() -> tuple[float | None, int]:
