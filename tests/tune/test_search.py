@@ -681,3 +681,27 @@ def test_a_slow_candidates_rounds_do_not_size_the_confirmations_reserve():
     search.run(remedies("tf32", "threads=4", "channels_last"))
     assert "channels_last" in [c.name for c in search.done] and not search.not_tried
     assert search.reserve_s()[0] == pytest.approx(CONFIRM_WINDOWS * bench.window_s)
+
+
+def test_a_build_still_running_at_the_budgets_end_is_cut_there():
+    """A GPU trial's Mamba-like scan (a Python loop of 128 steps): torch.compile of its forward ran past diagnose's
+    150 s cap and optimize's 40 s budget by 50 s. A build is cut at the budget's end, a failure that says so."""
+    import time
+
+    class WallClock(PlantedClock):
+        def __call__(self) -> float:
+            return time.monotonic()
+
+    class SlowCompile(PlantedBench):
+        def open(self, recipe):
+            if recipe.name == "compile":
+                time.sleep(30)  # the alarm interrupts the sleep (PEP 475: the handler's exception propagates)
+            return super().open(recipe)
+
+    bench = SlowCompile({"tf32": 1.5}, clock=WallClock())
+    began = time.monotonic()
+    search = planted_search(bench, budget_end=began + 0.5, budget_s=0.5)
+    search.run(remedies("compile"))
+    (compiled,) = search.done
+    assert compiled.verdict == "failed" and "the budget's end" in compiled.error
+    assert time.monotonic() - began < 5

@@ -21,8 +21,8 @@ class ConfigTimeout(BaseException):
     """The config ran past its limit; a ``BaseException`` so that a model's ``except Exception`` does not swallow
     it. ``timed_ms``/``device_ms``: the host and CUDA-event times (ms) of the timed calls finished before it."""
 
-    def __init__(self, timeout_s: float) -> None:
-        super().__init__(f"over the {timeout_s:g} s limit (--timeout-s)")
+    def __init__(self, timeout_s: float, limit: str = "--timeout-s") -> None:
+        super().__init__(f"over the {timeout_s:.3g} s limit ({limit})")
         self.timeout_s = timeout_s
         self.timed_ms: tuple[float, ...] = ()
         self.device_ms: tuple[float, ...] = ()
@@ -42,9 +42,9 @@ def check_timeout_s(timeout_s: float | None) -> None:
 
 
 @contextlib.contextmanager
-def deadline(timeout_s: float | None) -> Iterator[None]:
-    """Raise :class:`ConfigTimeout` in the block once ``timeout_s`` seconds have passed (None: no limit); the
-    timer is cancelled and the previous SIGALRM handler restored on the way out."""
+def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[None]:
+    """Raise :class:`ConfigTimeout` (its message naming the ``limit``) in the block once ``timeout_s`` seconds have
+    passed (None: no limit); the timer is cancelled and the previous SIGALRM handler restored on the way out."""
     if timeout_s is None:
         yield
         return
@@ -53,7 +53,7 @@ def deadline(timeout_s: float | None) -> Iterator[None]:
 
     def expire(signum: int, frame) -> None:
         if active[0]:  # not in the ``finally`` below
-            raise ConfigTimeout(timeout_s)
+            raise ConfigTimeout(timeout_s, limit)
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)

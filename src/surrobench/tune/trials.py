@@ -6,12 +6,14 @@ baseline rounds each candidate was timed with.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
@@ -195,9 +197,13 @@ class Trials:
         with it and with a window cut short. Returns (its result, its handle when timed)."""
         bench = self.bench
         started = self.clock()
+        # a build (a first compilation: 100+ s for a forward looping 128 steps, docs/benchmarks/h200-measured-advice.md)
+        # is cut at the budget's end; on the main thread only (a signal's)
+        main = math.isfinite(self.budget_end) and threading.current_thread() is threading.main_thread()
         try:
-            handle = bench.open(recipe)
-        except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
+            with deadline(max(self.budget_end - started, 1e-3) if main else None, "the budget's end"):
+                handle = bench.open(recipe)
+        except (Exception, ConfigTimeout) as exc:  # compile, capture or the model under the remedy failed: kept
             return self._failed(recipe.name, exc, started, current_name), None
         accuracy = bench.accuracy(handle)
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
