@@ -60,6 +60,12 @@ def mode_text(mode: str, settings: Mapping) -> str:
     return text
 
 
+def settings_note(base: str, new: str) -> str | None:
+    """``settings differ: BASE eager, NEW eager threads=1`` where two sides' :func:`mode_text` (``base``, ``new``)
+    differ, else None: ``compare`` pairs configs, and serve runs, whatever they ran with, so its tables hide them."""
+    return None if base == new else f"settings differ: BASE {base}, NEW {new}"
+
+
 class InputSpec(NamedTuple):
     """One input tensor of a config as executed: ``shape`` with the batch where it has one, e.g.
     ``(2, 3, 64, 64)``, and ``dtype`` as torch names it without its prefix (``"float32"``); None for a record that

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from surrobench.execution.batcher import MAX_GAP_S
+from surrobench.records.config import settings_note
 from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
@@ -208,14 +209,18 @@ def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
-    """NEW / BASE capacity with the interval of the two brackets judged, the verdict, and each side whose capacity
-    lies within its loads' noise with the bracket it was judged by."""
+    """NEW / BASE capacity (why none where BASE's is 0) with the interval of the two brackets judged, the verdict,
+    each side whose capacity lies within its loads' noise with the bracket it was judged by, and the settings that
+    differ (:func:`~surrobench.records.config.settings_note`)."""
     c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
-    noise = "".join(
+    after = "".join(
         f"; {k.upper()}'s capacity lies within its loads' noise, judged as [{a:.1f}, {fmt(b, '.1f')})"
         for k, (a, b) in c.noise_rps.items()
     )
-    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{noise}"
+    after += f"; {settings_note(*c.settings_differ)}" if c.settings_differ else ""
+    met = "BASE met no rate" if c.new_rps[0] else "neither run met a rate"
+    ratio = fmt(c.ratio, ".2f") if c.base_rps[0] else f"- ({met})"
+    return f"NEW / BASE capacity {ratio} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{after}"
 
 
 def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:
