@@ -66,7 +66,10 @@ class CapacityComparison(schemas.Plain):
     widened by its loads' noise) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets
     :func:`judge_capacities` judged (a side None where a bracket is open or a capacity 0); ``settings_differ`` each
     side's mode with its execution settings (:func:`~surrobench.records.config.mode_text`) where they differ, else
-    None (a document written before it lacks the key)."""
+    None (a document written before it lacks the key). Its JSON object, ``surrobench/compare-serve-v1``, is its
+    attributes, a policy as ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching."""
+
+    SCHEMA = schemas.COMPARE_SERVE
 
     base_run_id: str
     new_run_id: str
@@ -80,11 +83,6 @@ class CapacityComparison(schemas.Plain):
     verdict: str
     noise_rps: dict[str, tuple[float, float | None]] = field(default_factory=dict)
     settings_differ: tuple[str, str] | None = None
-
-    def to_json(self) -> dict:
-        """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
-        ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching)."""
-        return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
 def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
@@ -116,8 +114,7 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
-    (b_lo, b_hi), (n_lo, n_hi) = judged
+    ((b_lo, b_hi), (n_lo, n_hi)), noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     base_rps, new_rps = (b.capacity_offered_rps() for b in best)
     ran = tuple(mode_text(r.workload["mode"], r.workload) for r in (base, new))
     return CapacityComparison(
