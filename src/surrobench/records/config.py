@@ -60,10 +60,9 @@ def mode_text(mode: str, settings: Mapping) -> str:
     return text
 
 
-def settings_note(base: str, new: str) -> str | None:
-    """``settings differ: BASE eager, NEW eager threads=1`` where two sides' :func:`mode_text` (``base``, ``new``)
-    differ, else None: ``compare`` pairs configs, and serve runs, whatever they ran with, so its tables hide them."""
-    return None if base == new else f"settings differ: BASE {base}, NEW {new}"
+#: ``compare``'s note where the two sides' :func:`mode_text` differ, BASE's then NEW's: it pairs configs, and serve
+#: runs, whatever they ran with, so its tables hide them (``settings differ: BASE eager, NEW eager threads=1``).
+SETTINGS_NOTE = "settings differ: BASE {}, NEW {}"
 
 
 class InputSpec(NamedTuple):
