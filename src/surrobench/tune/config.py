@@ -221,10 +221,8 @@ def _notes(search: Search) -> tuple[str, ...]:
             f"the recipe's confirmation window failed ({search.confirm_error}); its speedup pools the earlier ones"
         )
     elif search.confirm_rounds is not None and search.confirm_rounds < CONFIRM_WINDOWS * request.rounds:
-        notes.append(
-            f"the recipe's confirmation ran {search.confirm_rounds} of its {CONFIRM_WINDOWS * request.rounds} rounds: "
-            "the rest would have ended past the budget (the search keeps at most half of it for the confirmation)"
-        )
+        ran = f"{search.confirm_rounds} of its {CONFIRM_WINDOWS * request.rounds} rounds"
+        notes.append(f"the recipe's confirmation ran {ran}: the rest would have ended past the budget")
     found = search.processes
     if found is not None:
         runs = ", ".join(found.run_ids) if bench.db else "not kept"

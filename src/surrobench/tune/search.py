@@ -47,11 +47,10 @@ class Search(Trials):
     def reserve_s(self) -> tuple[float, float]:
         """Once a candidate is accepted (the recipe will be one of them): :data:`CONFIRM_WINDOWS` windows of the
         baseline and a recipe no slower than it, a round twice the baseline's (``Bench.round_s``; not the last window's
-        rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), at most half the budget
-        (a busy host's baseline, 3.9 s a round, kept 139 s of a 60 s budget in a CPU trial: nothing was left to search;
-        a confirmation that does not fit runs the rounds that do, :attr:`confirm_rounds`), and one pair of its fresh
-        processes while it still fits after them, else none would start and its time goes to candidates
-        (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), at most half the budget (a
+        busy host's 3.9 s rounds kept 139 s of 60 in another: a confirmation that does not fit runs the rounds that do),
+        and one pair of its fresh processes while it still fits after them, else none would start and its time goes to
+        candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         if (setup := self.reserve_setup_ms()) is None:
             return 0.0, 0.0
         windows = min(CONFIRM_WINDOWS * self.rounds * 2 * self.bench.round_s(), self.budget_s / 2)
@@ -188,9 +187,9 @@ class Search(Trials):
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
         """The recipe's speedup pooled over every window with the baseline after :data:`CONFIRM_WINDOWS` more and the
         fresh pairs, its interval drawn over windows and processes (docs/benchmarks/h200-optimize.md, "Windows and
-        processes"), and each window's. A failed window or Ctrl-C leaves those measured; a window, and a round of
-        it, starts after the first only when it would end within the budget (:meth:`~Trials.window`), the rounds
-        run kept as :attr:`confirm_rounds`."""
+        processes"), and each window's. A failed window or Ctrl-C leaves those measured; a window, and a round of it,
+        starts after the first only when it would end within the budget (:meth:`~Trials.window`), the rounds run
+        counted in :attr:`confirm_rounds`."""
         before = len(self.paired[id(handle)])
         for n in range(CONFIRM_WINDOWS):
             if n and self.clock() + self.last_round_s > self.budget_end:
