@@ -687,17 +687,20 @@ def test_the_confirmations_reserve_is_at_most_half_the_budget_and_a_confirmation
     # a fresh-user CPU trial on a busy host: the baseline's 3.9 s rounds sized the confirmation's reserve at 139 s of a
     # 60 s budget, and once threads=1 was accepted nothing more was tried ("the 139 s kept for the recipe's
     # confirmation windows"). Here the baseline's rounds would keep 120 s of 20: half the budget is kept instead
-    bench = _bench(clock=PlantedClock())
-    bench.round_s = lambda: 10.0  # 3 windows of 2 rounds, each round twice the baseline's
+    cpu = {"threads=1": 1.5, "channels_last": 0.7, "bf16": 1.3, "threads=1+bf16": 1.8}
+    bench = PlantedBench(cpu, clock=PlantedClock())
+    bench.device = "cpu"
+    bench.round_s = lambda: 10.0  # a slow baseline: 3 windows of 2 rounds, each round twice the baseline's
     search = planted_search(bench, budget_end=20.0)
-    search.run(remedies("tf32", "channels_last", "cudagraph"))
+    search.run(remedies("threads=1", "channels_last", "bf16"))
     assert search.reserve_s() == (10.0, 0.0) and not search.not_tried
-    assert [c.name for c in search.done][:3] == ["tf32", "channels_last", "cudagraph"]
-    assert search.recipe.name == "cudagraph+tf32" and search.confirm_rounds == CONFIRM_WINDOWS * bench.rounds
-    # windows of 8 s: tf32, accepted at 8 s, leaves 2 s to its deadline (10 s kept); its confirmation runs the rounds
-    # that end within the budget, 3 of 6, and says how many
-    slow = _bench(clock=PlantedClock(), window_s=8.0)
+    assert [c.name for c in search.done][:4] == ["threads=1", "channels_last", "bf16", "threads=1+bf16"]
+    assert search.recipe.name == "threads=1+bf16" and search.confirm_rounds == CONFIRM_WINDOWS * bench.rounds
+    # windows of 8 s: threads=1, accepted at 8 s, leaves 2 s to its deadline (10 s kept); its confirmation runs the
+    # rounds that end within the budget, 3 of 6, and says how many
+    slow = PlantedBench(cpu, clock=PlantedClock(), window_s=8.0)
+    slow.device = "cpu"
     search = planted_search(slow, budget_end=20.0)
-    search.run(remedies("tf32", "channels_last"))
+    search.run(remedies("threads=1", "channels_last"))
     assert search.reserve_s()[0] == 10.0 and [n for n, _ in search.not_tried] == ["channels_last"]
-    assert search.recipe.name == "tf32" and search.confirm_rounds == 3
+    assert search.recipe.name == "threads=1" and search.confirm_rounds == 3
