@@ -150,6 +150,8 @@ def remedies(*names: str) -> list[Remedy]:
     return [{**known, **threads}[n] for n in names]
 
 
-def planted_search(bench: PlantedBench, *, budget_end: float = float("inf"), budget_s: float = 0.5) -> Search:
-    """A :class:`Search` over ``bench``, its clock the bench's (or one that never moves)."""
+def planted_search(bench: PlantedBench, *, budget_end: float = float("inf"), budget_s: float | None = None) -> Search:
+    """A :class:`Search` over ``bench``, its clock the bench's (or one that never moves), its budget ``budget_s``
+    (``budget_end`` unless told: the clock starts at 0)."""
+    budget_s = budget_end if budget_s is None else budget_s
     return Search(bench, bench.rounds, budget_s=budget_s, budget_end=budget_end, clock=bench.clock or PlantedClock())

@@ -188,6 +188,31 @@ def test_capacity_comparison_of_planted_services():
         compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
 
 
+def test_a_serve_comparison_names_the_settings_that_differ_and_why_base_has_no_ratio():
+    # a fresh-user trial compared a serve run at torch's default threads, which met no rate at its target, with one
+    # at threads=1: "NEW / BASE capacity - [63.39, -]: higher", and neither the table nor the JSON named the threads
+    from dataclasses import replace
+
+    from surrobench.api.compare import ComparedServeRuns
+    from surrobench.records.serve import Capacity, PolicyResult
+    from surrobench.report.serve_tables import capacity_line
+    from surrobench.results.serve_store import CapacityComparison, compare_capacity
+
+    none_met = (PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, 0.0, 9.6, (), infeasible="no rate meets it")),)
+    base = replace(_searched_record("base", 2.0), policies=none_met)
+    new = _searched_record("new", 1.0)
+    new = replace(new, workload={**new.workload, "threads": 1})
+    cmp = compare_capacity(base, new)
+    assert cmp.settings_differ == ("eager", "eager threads=1") and cmp.ratio is None and cmp.verdict == "higher"
+    doc = json.loads(json.dumps(cmp.to_json()))
+    assert doc["settings_differ"] == ["eager", "eager threads=1"]
+    old = {k: v for k, v in doc.items() if k not in ("schema", "settings_differ")}  # a document written before it
+    assert CapacityComparison.from_json(old).settings_differ is None
+    line = capacity_line(ComparedServeRuns(base, new, cmp))
+    assert "settings differ: BASE eager, NEW eager threads=1" in line and "BASE met no rate" in line
+    assert compare_capacity(new, new).settings_differ is None
+
+
 def test_a_searched_capacity_is_the_rate_its_passing_load_offered(tmp_path):
     # a trial's serve --p99-ms 20 headlined "capacity 260.1 rps (first failing 266.6)", the rates asked, where both
     # loads offered 267.1: a Poisson load offers its own sample of the rate asked, and the capacity is what it offered

@@ -146,7 +146,7 @@ def test_stacking_stops_at_the_budget():
     assert [n for n, _ in _tried(search)] == ["cudagraph+tf32"]
     # the budget is not spent: what is left of it is kept for the confirmation (a trial read "budget of 40 s spent"
     # with 24 s of it left); this bench runs no fresh processes, so none are named
-    kept = "budget of 0.5 s: the 3 s kept for the recipe's confirmation windows"
+    kept = "budget of 8 s: the 3 s kept for the recipe's confirmation windows"
     assert search.not_tried == [("cudagraph+tf32+channels_last", kept), ("stacking on compile", kept)]
 
 
@@ -515,7 +515,7 @@ def test_no_time_is_kept_for_the_recipe_before_a_candidate_is_accepted():
     search = planted_search(PlantedBench(faster, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=9.0)
     search.run(remedies(*faster))
     assert [n for n, _ in search.not_tried] == ["channels_last", "cudagraph"]
-    kept = "budget of 0.5 s: the 8 s kept for the recipe's confirmation windows and fresh processes"
+    kept = "budget of 9 s: the 8 s kept for the recipe's confirmation windows and fresh processes"
     assert {r for _, r in search.not_tried} == {kept} and search.recipe.names == ["tf32"]
 
 
@@ -527,7 +527,7 @@ def test_no_time_is_kept_for_fresh_processes_that_would_not_fit_after_the_confir
     search = planted_search(PlantedBench(faster, clock=PlantedClock(), reserve_s=lambda ms: 5.0), budget_end=6.0)
     search.run(remedies(*faster))
     assert [c.name for c in search.done][:4] == list(faster) and search.recipe.names == ["tf32"]
-    kept = "budget of 0.5 s: the 3 s kept for the recipe's confirmation windows"  # the same on every line
+    kept = "budget of 6 s: the 3 s kept for the recipe's confirmation windows"  # the same on every line
     assert search.not_tried and {r for _, r in search.not_tried} == {kept} and search.reserve_s() == (3.0, 0.0)
 
 
@@ -651,10 +651,10 @@ def test_a_thread_count_crowded_by_its_turn_goes_last_and_its_window_ends_once_s
 
 def test_a_thread_count_tried_last_says_so_when_the_budget_leaves_it_out():
     bench = PlantedBench({"compile": 1.3}, clock=PlantedClock(), free_cores=1)
-    search = planted_search(bench, budget_end=1.5)  # compile's window takes 1 s; 3 more are kept to confirm it
+    search = planted_search(bench, budget_end=1.5)  # compile's window takes 1 s; half the budget is kept to confirm it
     search.singles(remedies("threads=4", "compile"))
     assert bench.opened == ["compile"] and search.not_tried[0][0] == "threads=4"
-    assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 0.5 s")
+    assert search.not_tried[0][1].startswith("tried last: 4 threads for 1 free core(s): budget of 1.5 s")
 
 
 def test_a_thread_count_crowded_at_its_turn_keeps_that_reason_when_the_free_cores_move_during_the_search():
@@ -705,3 +705,26 @@ def test_a_build_still_running_at_the_budgets_end_is_cut_there():
     (compiled,) = search.done
     assert compiled.verdict == "failed" and "the budget's end" in compiled.error
     assert time.monotonic() - began < 5
+
+
+def test_the_confirmations_reserve_is_at_most_half_the_budget_and_a_confirmation_that_does_not_fit_runs_fewer_rounds():
+    # a fresh-user CPU trial on a busy host: the baseline's 3.9 s rounds sized the confirmation's reserve at 139 s of a
+    # 60 s budget, and once threads=1 was accepted nothing more was tried ("the 139 s kept for the recipe's
+    # confirmation windows"). Here the baseline's rounds would keep 120 s of 20: half the budget is kept instead
+    cpu = {"threads=1": 1.5, "channels_last": 0.7, "bf16": 1.3, "threads=1+bf16": 1.8}
+    bench = PlantedBench(cpu, clock=PlantedClock())
+    bench.device = "cpu"
+    bench.round_s = lambda: 10.0  # a slow baseline: 3 windows of 2 rounds, each round twice the baseline's
+    search = planted_search(bench, budget_end=20.0)
+    search.run(remedies("threads=1", "channels_last", "bf16"))
+    assert search.reserve_s() == (10.0, 0.0) and not search.not_tried
+    assert [c.name for c in search.done][:4] == ["threads=1", "channels_last", "bf16", "threads=1+bf16"]
+    assert search.recipe.name == "threads=1+bf16" and search.confirm_rounds == CONFIRM_WINDOWS * bench.rounds
+    # windows of 8 s: threads=1, accepted at 8 s, leaves 2 s to its deadline (10 s kept); its confirmation runs the
+    # rounds that end within the budget, 3 of 6, and says how many
+    slow = PlantedBench(cpu, clock=PlantedClock(), window_s=8.0)
+    slow.device = "cpu"
+    search = planted_search(slow, budget_end=20.0)
+    search.run(remedies("threads=1", "channels_last"))
+    assert search.reserve_s()[0] == 10.0 and [n for n, _ in search.not_tried] == ["channels_last"]
+    assert search.recipe.name == "threads=1" and search.confirm_rounds == 3

@@ -20,9 +20,9 @@ RunOpt = typer.Option(
 BudgetOpt = typer.Option(
     DEFAULT_BUDGET_S,
     "--budget-s",
-    help="Seconds per config for the search and the recipe's --processes, kept for one pair (at most a quarter of the "
-    "budget) while it fits after the confirmation windows; a round of a window, or a pair, starts only when it would "
-    "end within it: a first compilation or a first round may run past it (notes say so). --verify comes after it.",
+    help="Seconds per config: the search, the recipe's confirmation windows (at most half of it kept for them) and "
+    "--processes (one pair kept, at most a quarter, while it fits after them); a round or a pair starts only when it "
+    "would end within it: a first compilation or a first round may run past it (notes say so). --verify follows it.",
 )
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."

@@ -60,6 +60,11 @@ def mode_text(mode: str, settings: Mapping) -> str:
     return text
 
 
+#: ``compare``'s note where the two sides' :func:`mode_text` differ, BASE's then NEW's: it pairs configs, and serve
+#: runs, whatever they ran with, so its tables hide them (``settings differ: BASE eager, NEW eager threads=1``).
+SETTINGS_NOTE = "settings differ: BASE {}, NEW {}"
+
+
 class InputSpec(NamedTuple):
     """One input tensor of a config as executed: ``shape`` with the batch where it has one, e.g.
     ``(2, 3, 64, 64)``, and ``dtype`` as torch names it without its prefix (``"float32"``); None for a record that

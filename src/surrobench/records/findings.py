@@ -404,15 +404,13 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
 class Diagnosis(schemas.Plain):
     """A diagnosis document (``surrobench diagnose --json``): ``context`` says what was diagnosed (run id, trace
     path...), ``findings`` ranked, ``warnings`` what the reading could not take as given (events a trace loader
-    dropped or repaired, a missing trace...), one line each."""
+    dropped or repaired, a missing trace...), one line each. Its JSON object is ``surrobench/diagnosis-v7``."""
+
+    SCHEMA = schemas.DIAGNOSIS
 
     context: dict
     findings: tuple[Finding, ...]
     warnings: tuple[str, ...] = ()
-
-    def to_json(self) -> dict:
-        """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v7``."""
-        return {"schema": schemas.DIAGNOSIS, **super().to_json()}
 
     @property
     def cannot_judge(self) -> list[dict]:

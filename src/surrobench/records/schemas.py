@@ -76,16 +76,18 @@ def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
 
 
 class Plain:
-    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object (or, for
-    a field named in :attr:`INLINE`, its keys at this object's level), then each name of :attr:`DERIVED` (a property, or
-    a method without arguments) as what it returns, read back by no one. :meth:`from_json` reads it back by the fields'
-    annotations (a tuple field's list as a tuple, a nested record's object, or a tuple of them, as that record)."""
+    """A record whose JSON object is ``schema`` (a document's :attr:`SCHEMA`), its fields as stored: a tuple as a list,
+    a nested record as its own object (or, for a field named in :attr:`INLINE`, its keys at this object's level), then
+    each name of :attr:`DERIVED` (a property, or a method without arguments) as what it returns, read back by no one.
+    :meth:`from_json` reads it back by the fields' annotations (a tuple field's list as a tuple, a nested record's
+    object, or a tuple of them, as that record)."""
 
+    SCHEMA: typing.ClassVar[str | None] = None
     INLINE: typing.ClassVar[tuple[str, ...]] = ()
     DERIVED: typing.ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict:
-        d: dict = {}
+        d: dict = {"schema": self.SCHEMA} if self.SCHEMA else {}
         for f in fields(self):
             value = _json(getattr(self, f.name))
             d.update(value) if f.name in self.INLINE else d.__setitem__(f.name, value)

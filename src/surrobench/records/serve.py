@@ -340,6 +340,7 @@ class ServeRecord(schemas.Plain):
     policy tried; ``find_max`` whether a peak search measured a capacity (else each load point is one offered load;
     None: a document written before it). Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
 
+    SCHEMA = schemas.SERVE
     DERIVED = ("best_policy",)
 
     run_id: str
@@ -384,9 +385,6 @@ class ServeRecord(schemas.Plain):
     def n_points(self) -> int:
         """The load points measured, over every policy."""
         return sum(len(p.points) for p in self.policies)
-
-    def to_json(self) -> dict:
-        return {"schema": schemas.SERVE, **super().to_json()}
 
 
 #: ``{schema id: check}`` of serve documents: the id alone; their keys are checked as they are read.
@@ -436,7 +434,7 @@ class CapacityCandidate(schemas.Plain):
 
 @dataclass(frozen=True)
 class CapacityOptimization(schemas.Plain):
-    """What ``optimize --objective capacity`` found for one config.
+    """What ``optimize --objective capacity`` found for one config; its JSON object, ``surrobench/capacity-v1``.
 
     Attributes:
         workload: the config served (as a serve record's ``workload``); target_p99_ms, tolerance (rel L2).
@@ -452,6 +450,8 @@ class CapacityOptimization(schemas.Plain):
         search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
         optimize_id, created: the id and UTC creation time it is stored under as an optimization (None: older).
     """
+
+    SCHEMA = schemas.CAPACITY
 
     workload: dict
     target_p99_ms: float
@@ -469,10 +469,6 @@ class CapacityOptimization(schemas.Plain):
     notes: tuple[str, ...] = ()
     optimize_id: str | None = None
     created: str | None = None
-
-    def to_json(self) -> dict:
-        """The ``surrobench/capacity-v1`` object (keys as the attributes)."""
-        return {"schema": schemas.CAPACITY, **super().to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> CapacityOptimization:

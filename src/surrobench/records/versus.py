@@ -163,6 +163,8 @@ class VersusRecord(schemas.Plain):
     ``reference``: what the errors are measured against (``problem.reference`` or the finest level's name).
     """
 
+    SCHEMA = schemas.VERSUS
+
     problem: str
     device: str
     cases: int
@@ -175,9 +177,6 @@ class VersusRecord(schemas.Plain):
     surrogates: tuple[SurrogateResult, ...]
     created: str = ""
     environment: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"schema": schemas.VERSUS, **super().to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> VersusRecord:

@@ -229,9 +229,7 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     :func:`surrobench.report.plots.spans_from_timeline`) draw the timeline strip."""
     if spans is None and data.timeline is not None:
         spans = plots.spans_from_timeline(data.timeline)
-    sections: list[tuple[str, str]] = []
-    for doc in data.optimizations:
-        sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
+    sections = [(f"Optimization {doc['optimize_id']}", _optimize_section(doc)) for doc in data.optimizations]
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison, data.op_overheads)))
     if data.serve_comparison is not None:
@@ -243,8 +241,7 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
         findings, roof = (data.findings or {}).get(run.run_id), (data.rooflines or {}).get(run.run_id)
         checks = (data.evidence_checks or {}).get(run.run_id)
         sections.append((f"Run {run.run_id}", _run_section(run, findings, roof, checks)))
-    for record in data.serve_runs:
-        sections.append((f"Serve run {record.run_id}", _serve_section(record)))
+    sections += [(f"Serve run {record.run_id}", _serve_section(record)) for record in data.serve_runs]
     if data.op_tables:
         breakdown = plots.op_breakdown(data.op_tables, data.cpu_op_labels, data.op_overheads)
         sections.append(("Operator breakdown", _figure(breakdown, "op breakdown")))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from surrobench.execution.batcher import MAX_GAP_S
+from surrobench.records.config import SETTINGS_NOTE
 from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
@@ -200,22 +201,23 @@ def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
     sides = (("BASE", pair.base, c.base_policy, c.base_rps), ("NEW", pair.new, c.new_policy, c.new_rps))
     rows = []
     for side, record, policy, (lo, hi) in sides:
-        upper = "not reached" if hi is None else f"{hi:.1f}"
-        rows.append(
-            [side, record.run_id, record.label(), policy.label() if policy else ENDPOINT_POLICY, f"{lo:.1f}", upper]
-        )
+        served_by = policy.label() if policy else ENDPOINT_POLICY
+        rows.append([side, record.run_id, record.label(), served_by, f"{lo:.1f}", fmt(hi, ".1f", "not reached")])
     return rows
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
-    """NEW / BASE capacity with the interval of the two brackets judged, the verdict, and each side whose capacity
-    lies within its loads' noise with the bracket it was judged by."""
+    """NEW / BASE capacity (why none where BASE's is 0) with the interval of the two brackets judged, the verdict,
+    each side whose capacity lies within its loads' noise with the bracket it was judged by, and the settings that
+    differ (:data:`~surrobench.records.config.SETTINGS_NOTE`)."""
     c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
-    noise = "".join(
+    after = "".join(
         f"; {k.upper()}'s capacity lies within its loads' noise, judged as [{a:.1f}, {fmt(b, '.1f')})"
         for k, (a, b) in c.noise_rps.items()
     )
-    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{noise}"
+    after += f"; {SETTINGS_NOTE.format(*c.settings_differ)}" if c.settings_differ else ""
+    ratio = fmt(c.ratio, ".2f") if c.base_rps[0] else "- (BASE met no rate)"
+    return f"NEW / BASE capacity {ratio} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{after}"
 
 
 def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:

@@ -21,7 +21,7 @@ from pathlib import PurePath
 from surrobench.execution.host_facts import HOST_READINGS, busy_others
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import inputs_json, mode_text
+from surrobench.records.config import SETTINGS_NOTE, inputs_json, mode_text
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
 from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, fmt, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, ratio
@@ -371,7 +371,7 @@ def compare_config(
     }
     # modes and execution settings (mode_text; cudnn_benchmark when on) are outside the config key: the table hides them
     ran = [mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new)]
-    notes = [] if ran[0] == ran[1] else [f"settings differ: BASE {ran[0]}, NEW {ran[1]}"]
+    notes = [] if ran[0] == ran[1] else [SETTINGS_NOTE.format(*ran)]
     if busy:
         b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
         notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")

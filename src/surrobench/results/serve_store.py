@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
+from surrobench.records.config import mode_text
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
@@ -63,7 +64,12 @@ class CapacityComparison(schemas.Plain):
     bracket as measured, the rates offered (:meth:`~surrobench.records.serve.PolicyResult.capacity_offered_rps`);
     ``ratio`` NEW / BASE of the capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket
     widened by its loads' noise) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets
-    :func:`judge_capacities` judged (a side None where a bracket is open or a capacity 0)."""
+    :func:`judge_capacities` judged (a side None where a bracket is open or a capacity 0); ``settings_differ`` each
+    side's mode with its execution settings (:func:`~surrobench.records.config.mode_text`) where they differ, else
+    None (a document written before it lacks the key). Its JSON object, ``surrobench/compare-serve-v1``, is its
+    attributes, a policy as ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching."""
+
+    SCHEMA = schemas.COMPARE_SERVE
 
     base_run_id: str
     new_run_id: str
@@ -76,11 +82,7 @@ class CapacityComparison(schemas.Plain):
     ratio_interval: tuple[float | None, float | None]
     verdict: str
     noise_rps: dict[str, tuple[float, float | None]] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
-        ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching)."""
-        return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
+    settings_differ: tuple[str, str] | None = None
 
 
 def judge_capacities(base: PolicyResult, new: PolicyResult, target_p99_ms: float) -> tuple[list, dict, str]:
@@ -112,9 +114,9 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
-    judged, noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
-    (b_lo, b_hi), (n_lo, n_hi) = judged
+    ((b_lo, b_hi), (n_lo, n_hi)), noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     base_rps, new_rps = (b.capacity_offered_rps() for b in best)
+    ran = tuple(mode_text(r.workload["mode"], r.workload) for r in (base, new))
     return CapacityComparison(
         base.run_id,
         new.run_id,
@@ -127,4 +129,5 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
         verdict,
         noise,
+        ran if ran[0] != ran[1] else None,
     )

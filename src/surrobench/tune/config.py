@@ -24,7 +24,7 @@ from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import SIZING_CALLS, DeviceBench, free_device, room_for_compiled_variants, top_op
 from surrobench.tune.fresh import ProcessWindows
 from surrobench.tune.request import OptimizeRequest
-from surrobench.tune.search import Search
+from surrobench.tune.search import CONFIRM_WINDOWS, Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 
 
@@ -211,10 +211,13 @@ def _notes(search: Search) -> tuple[str, ...]:
         notes.append(
             "interrupted (Ctrl-C or a signal) during the recipe's confirmation windows: it stands on those that finished"
         )
-    if search.confirm_error:
+    elif search.confirm_error:
         notes.append(
             f"the recipe's confirmation window failed ({search.confirm_error}); its speedup pools the earlier ones"
         )
+    elif search.confirm_rounds is not None and search.confirm_rounds < CONFIRM_WINDOWS * request.rounds:
+        ran = f"{search.confirm_rounds} of its {CONFIRM_WINDOWS * request.rounds} rounds"
+        notes.append(f"the recipe's confirmation ran {ran}: the rest would have ended past the budget")
     found = search.processes
     if found is not None:
         runs = ", ".join(found.run_ids) if bench.db else "not kept"

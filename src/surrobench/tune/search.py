@@ -41,17 +41,19 @@ class Search(Trials):
     processes: ProcessWindows | None = None
     confirm_error: str | None = None
     confirm_interrupted: bool = False
+    confirm_rounds: int | None = None
     unconfirmed: Unconfirmed | None = None
 
     def reserve_s(self) -> tuple[float, float]:
         """Once a candidate is accepted (the recipe will be one of them): :data:`CONFIRM_WINDOWS` windows of the
         baseline and a recipe no slower than it, a round twice the baseline's (``Bench.round_s``; not the last window's
-        rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), and one pair of its fresh
-        processes while it still fits after them, else none would start and its time goes to candidates
-        (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        rounds: a slow candidate's 27.7 s round kept 499 s of a 60 s budget in a CPU trial), at most half the budget (a
+        busy host's 3.9 s rounds kept 139 s of 60 in another: a confirmation that does not fit runs the rounds that do),
+        and one pair of its fresh processes while it still fits after them, else none would start and its time goes to
+        candidates (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         if (setup := self.reserve_setup_ms()) is None:
             return 0.0, 0.0
-        windows = CONFIRM_WINDOWS * self.rounds * 2 * self.bench.round_s()
+        windows = min(CONFIRM_WINDOWS * self.rounds * 2 * self.bench.round_s(), self.budget_s / 2)
         pair = self.bench.process_reserve_s(setup)
         return windows, pair if self.clock() + windows + pair <= self.budget_end else 0.0
 
@@ -185,8 +187,10 @@ class Search(Trials):
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
         """The recipe's speedup pooled over every window with the baseline after :data:`CONFIRM_WINDOWS` more and the
         fresh pairs, its interval drawn over windows and processes (docs/benchmarks/h200-optimize.md, "Windows and
-        processes"), and each window's. A failed window or Ctrl-C leaves those measured; a window, and a round of
-        it, starts after the first only when it would end within the budget (:meth:`~Trials.window`)."""
+        processes"), and each window's. A failed window or Ctrl-C leaves those measured; a window, and a round of it,
+        starts after the first only when it would end within the budget (:meth:`~Trials.window`), the rounds run
+        counted in :attr:`confirm_rounds`."""
+        before = len(self.paired[id(handle)])
         for n in range(CONFIRM_WINDOWS):
             if n and self.clock() + self.last_round_s > self.budget_end:
                 break
@@ -199,6 +203,7 @@ class Search(Trials):
                 self.bench.free()
                 self.confirm_error = explain_failure(exc, self.bench.device).line
                 break
+        self.confirm_rounds = len(self.paired[id(handle)]) - before
         baseline = self.bench.baseline.samples_ms()
         base, windows = zip(*((baseline[i], w) for i, w in self.paired[id(handle)]))
         record = PairedSamples.interleaved(base, handle.samples_ms(), windows=windows)

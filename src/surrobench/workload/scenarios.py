@@ -34,18 +34,11 @@ class SyncInForward(nn.Module):
         return x
 
 
-class TinyMLP(nn.Module):
+class TinyMLP(nn.Sequential):
     """A 64-wide, 12-layer GELU MLP: at batch 1 every kernel lasts a couple of µs."""
 
     def __init__(self, width: int = 64, depth: int = 12) -> None:
-        super().__init__()
-        layers: list[nn.Module] = []
-        for _ in range(depth):
-            layers += [nn.Linear(width, width), nn.GELU()]
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+        super().__init__(*[layer for _ in range(depth) for layer in (nn.Linear(width, width), nn.GELU())])
 
 
 class GroupNormStack(nn.Module):
@@ -101,16 +94,13 @@ class NeedlessStreamWait(nn.Module):
         return a + b
 
 
-class LargeGemm(nn.Module):
+class LargeGemm(nn.Sequential):
     """Four 4096x4096 bf16 linear layers on ``(B, N, 4096)`` tokens, weights stored in bf16 (no casts
     per call): tensor-core GEMMs, the healthy compute-bound control."""
 
     def __init__(self, width: int = 4096, depth: int = 4) -> None:
-        super().__init__()
-        self.net = nn.Sequential(*[nn.Linear(width, width, bias=False) for _ in range(depth)]).to(torch.bfloat16)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+        super().__init__(*[nn.Linear(width, width, bias=False) for _ in range(depth)])
+        self.to(torch.bfloat16)
 
 
 def _grid(name: str):
