@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from surrobench.analysis.cross_rank import CrossRankReport, RankRow
+from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.records.findings import SEVERITIES, Evidence, Finding, rank_findings
 from surrobench.records.run import grouped
@@ -18,10 +18,6 @@ def _step_ms(report: CrossRankReport) -> float:
     return max((r.step_ms for r in report.rows), default=0.0)
 
 
-def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
-    return statistics.median(getattr(r, attr) for r in report.rows if r.rank != row.rank)
-
-
 def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
     """The rank last into most collectives (else most above the median compute). Gain: its lateness per step."""
     step = _step_ms(report)
@@ -31,14 +27,13 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
         row = max(report.rows, key=lambda r: r.late_ms)
         if row.late_share < th.straggler_late_share_min:
             return None
-        late = row.late_ms
     else:
         row = max(report.rows, key=lambda r: r.compute_ms)
-        late = row.compute_ms - _others(report, row, "compute_ms")
+    others_compute = statistics.median(r.compute_ms for r in report.rows if r.rank != row.rank)
+    late = row.late_ms if report.collectives else row.compute_ms - others_compute
     severity = th.severity(late / step)
     if severity is None or late <= 0:
         return None
-    others_compute = _others(report, row, "compute_ms")
     computes = f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks {others_compute:.3f} ms"
     evidence = [
         Evidence("timeline", f"rank {row.rank} of ranks {list(report.ranks)}", row.rank, "rank"),

@@ -64,7 +64,7 @@ class Search(Trials):
             KeyboardInterrupt: Ctrl-C before the confirmation (what was judged is in :attr:`done`).
         """
         singles, best = self.singles(remedies)
-        _, recipe, handle = self.stack(singles, best)
+        recipe, handle = self.stack(singles, best)
         if handle is None and not self.bench.baseline.rounds:  # nothing was timed: the baseline alone, for the record
             self.window([])
         if handle is None or self.bench.baseline.nonfinite:  # nothing to recommend against a NaN/Inf baseline
@@ -96,25 +96,25 @@ class Search(Trials):
                 best, best_speed = handle, result.speedup.median
         return out, best
 
-    def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
+    def stack(self, singles: Singles, best: Handle | None) -> tuple[Recipe, Handle | None]:
         """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival (the fastest timed
         remedy that sets the same setting), whose recipe wins when the head to head favours it
-        (docs/benchmarks/h200-optimize.md, "Two starts"). Returns (stacked candidates, recipe, its handle)."""
+        (docs/benchmarks/h200-optimize.md, "Two starts"). Returns (recipe, its handle)."""
         timed = sorted(
             ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
             key=lambda rc: -rc[1].speedup.median,
         )
         accepted = [r for r, c in timed if c.verdict == "accepted"]
         if not accepted or best is None:
-            return [], Recipe(), None
+            return Recipe(), None
         start = Recipe((accepted[0],))
-        stacked, recipe, handle = self._path(start, best, timed)
+        recipe, handle = self._path(start, best, timed)
         rival = next((r for r, _ in timed if r is not accepted[0] and start.conflict(r) is not None), None)
         if rival is None:
-            return stacked, recipe, handle
+            return recipe, handle
         if reason := self.spent(Recipe((rival,))):
             self.not_tried.append((f"stacking on {rival.name}", reason))
-            return stacked, recipe, handle
+            return recipe, handle
         rival_handle = self.timed.get(rival.name)
         if rival_handle is None:  # released to free device memory: built again (its accuracy was checked)
             try:
@@ -123,19 +123,18 @@ class Search(Trials):
                 self.bench.free()
                 error = f"could not be built again: {explain_failure(exc, self.bench.device).line}"
                 self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, error)
-                return stacked, recipe, handle
-        more, other, other_handle = self._path(Recipe((rival,)), rival_handle, timed)
-        stacked += more
+                return recipe, handle
+        other, other_handle = self._path(Recipe((rival,)), rival_handle, timed)
         if self.duel((recipe, handle), (other, other_handle)):
-            return stacked, other, other_handle
-        return stacked, recipe, handle
+            return other, other_handle
+        return recipe, handle
 
     def _path(self, start: Recipe, handle: Handle, timed: Singles):
         """Greedy stacking from ``start`` over the timed singles, fastest first: each single added, or swapped in for
         a remedy added after the start (fp16 for tf32 in cudagraph+tf32), kept when it beats the recipe; then the
         swaps the first pass could not try yet (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new
-        core"). Returns (stacked, recipe, handle)."""
-        recipe, stacked = start, []
+        core"). Returns (recipe, handle)."""
+        recipe = start
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
             nonlocal recipe, handle
@@ -148,7 +147,6 @@ class Search(Trials):
             result, new = self.try_recipe(candidate, handle, recipe.name)
             if swapped_out is not None:
                 result = replace(result, reason=f"in place of {swapped_out}: {result.reason}")
-            stacked.append(result)
             self.judged(result)
             if result.verdict == "accepted":
                 recipe, handle = candidate, new
@@ -165,7 +163,7 @@ class Search(Trials):
             add_or_swap(remedy, adds=True)
         for remedy, _ in timed:
             add_or_swap(remedy, adds=False)
-        return stacked, recipe, handle
+        return recipe, handle
 
     def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:
         """Whether ``other`` replaces ``first``: its median faster in one more window together (a fresh window against
