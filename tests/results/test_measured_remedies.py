@@ -218,9 +218,10 @@ def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
         assert _cited(fewer, entry=entry, threads=threads).clauses == (fewer,)
 
 
-def test_every_core_is_not_advised_where_the_baseline_already_runs_the_most_threads_tried():
+def test_every_core_is_not_advised_where_the_baseline_already_runs_every_usable_cpu(monkeypatch):
     # a fresh-user trial's 3-D U-Net on 2 CPUs: thread_oversubscription advised torch.set_num_threads(1) while
     # compute_bound advised "use every core", though torch already ran its 2 threads (threads=2: infeasible)
+    monkeypatch.setattr("surrobench.results.measured_remedies.usable_cpus", lambda: 2)
     reason = "torch's default here is 2 threads: the baseline already runs 2"
     entry = optimize_entry(
         {"candidates": [_cand("threads=2", "infeasible", reason=reason)], "recommended": [], "recipe": {}}
@@ -240,6 +241,10 @@ def test_every_core_is_not_advised_where_the_baseline_already_runs_the_most_thre
     )
     (advised,) = _cited(more, entry=up, threads=2).clauses  # a count above it measured: it decides
     assert advised.remedies == ("threads",) and "not advised" not in advised.text
+    # a 16-CPU host (8 SMT cores), torch's default 8: threads=16 left untried by the budget, or a 2-CPU host's
+    # optimization cited on this one: the baseline's own count is not every usable CPU, the clause stays open
+    monkeypatch.setattr("surrobench.results.measured_remedies.usable_cpus", lambda: 16)
+    assert _cited(more, entry=entry, threads=2).clauses == (more,)
 
 
 def test_a_later_optimize_that_disagrees_with_the_diagnosis_is_said_not_hidden():

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+from surrobench.execution.host_facts import usable_cpus
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import MIN_EFFECT, Speedup
 from surrobench.records.run import ConfigResult
@@ -259,10 +260,10 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: dict[
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
         return replace(clause, text=f"{clause.text} ({told([best])})"), True
     judged = [m for m in found if m.verdict in JUDGED]
-    # the baseline's own count, infeasible, is no move; but with no count above it tried (thread_counts' largest is
-    # every usable CPU) it is the last word on "use every core": the baseline already does
-    top = way == "up" and not any(m.direction == "up" for m in found)
-    moves = [m for m in judged if m.verdict != "infeasible" or way in (None, m.direction) or top]
+    # the baseline's own count, infeasible, is no move; but where it is every usable CPU of this host (thread_counts'
+    # largest) it is the last word on "use every core": the baseline already does
+    every = f"threads={usable_cpus()}" if way == "up" else None
+    moves = [m for m in judged if m.verdict != "infeasible" or way in (None, m.direction) or m.remedy == every]
     judged_ids = frozenset().union(*(m.remedy_ids for m in moves))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
         word = "measured, not advised" if any(m.verdict in MEASURED for m in judged) else "not advised"  # n/a only
