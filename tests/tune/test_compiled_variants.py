@@ -26,3 +26,35 @@ def test_past_dynamos_limit_every_variant_is_still_compiled():
     with room_for_compiled_variants():
         assert _compiled_shapes(limit + 3) == limit + 3
     assert torch._dynamo.config.recompile_limit == limit  # restored after the search
+
+
+def test_optimize_reads_the_free_cores_over_the_search_not_one_short_round(monkeypatch):
+    """A code review: a 0.3 ms convolution's rounds last ~10 ms, too short to read (host_facts.MIN_WINDOW_S), so
+    reading the free cores over the last round never saw 1.5 planted busy CPUs of 2: the reading spans the search."""
+    import importlib
+    import time
+
+    import torch
+    from torch import nn
+
+    from surrobench.api.benchmark import sweep_plan
+    from surrobench.execution.runner import prepare_model
+    from surrobench.tune.bench import DeviceBench
+    from surrobench.tune.request import OptimizeRequest
+
+    torch.set_num_threads(1)
+    real = importlib.import_module("surrobench.execution.host_facts").cpu_times
+    clock = iter(range(0, 10_000))  # each reading 1 s after the last, 1.5 CPUs of others' busy time a second
+
+    def planted():
+        wall, _, own = real()
+        now = float(next(clock))
+        return now, 1.5 * now + own, own
+
+    monkeypatch.setattr("surrobench.tune.bench.cpu_times", planted)
+    monkeypatch.setattr("surrobench.tune.bench.usable_cpus", lambda: 2)
+    plan = sweep_plan(nn.Conv2d(3, 4, 3, padding=1), shapes=[16], device="cpu", threads=1)
+    cfg = plan.configs[0]
+    prepared = prepare_model(plan.surrogates[cfg.model], "cpu", 0)
+    bench = DeviceBench.start(cfg, prepared, OptimizeRequest((plan,)), time.monotonic() + 60)
+    assert bench.free_cores() == 1  # 2 usable CPUs less 1.5 busy: 0.5 rounds to 1 (free_cores_of's floor)

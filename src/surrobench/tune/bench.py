@@ -23,7 +23,7 @@ from surrobench.errors import Interrupted
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
-from surrobench.execution.host_facts import free_cores_of, usable_cpus
+from surrobench.execution.host_facts import cpu_times, free_cores_of, other_cpus, usable_cpus
 from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
@@ -85,7 +85,7 @@ class Bench(Protocol):
         """Seconds one round of the baseline takes (its warm-up and timed calls)."""
 
     def free_cores(self) -> int | None:
-        """The CPU cores other processes left free over the baseline's last timed round; None off the CPU or unread."""
+        """The CPU cores other processes left free since the search began; None off the CPU or unread."""
 
     def free(self) -> None:
         """Return the memory a failed candidate left behind."""
@@ -201,6 +201,7 @@ class DeviceBench:
     db: Path | None = None
     on_phase: Callable[[str], None] = lambda text: None
     sizing: ConfigResult | None = None
+    since: tuple[float, float, float] | None = None  # host_facts.cpu_times at the start: a window long enough to read
 
     @property
     def device(self) -> str:
@@ -227,6 +228,7 @@ class DeviceBench:
         if baseline.nonfinite:  # measured as run does by the caller: status nonfinite, no recipe
             raise ValueError(nonfinite_message(baseline.nonfinite))
         sizing = None
+        since = cpu_times()
         try:
             warmup, iters, sizing = round_size(baseline, cfg.warmup, cfg.iters)
             reference, fp64, fp64_note = reference_outputs(cfg, prepared)
@@ -235,7 +237,7 @@ class DeviceBench:
             partial = sizing or (baseline.rounds[-1] if baseline.rounds else None)
             raise Interrupted("interrupted while the baseline was set up", partial) from None
         fields = (cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end)
-        return cls(*fields, db, sizing=sizing)
+        return cls(*fields, db, sizing=sizing, since=since)
 
     def infeasible(self, remedy: Remedy) -> str | None:
         return remedy_infeasible(remedy, self.cfg, self.prepared, self.baseline.input_sets, self.probe)
@@ -275,7 +277,7 @@ class DeviceBench:
         return None
 
     def free_cores(self) -> int | None:
-        others = (self.baseline.rounds or [self.sizing])[-1].extra.get("other_cpus")
+        others = other_cpus((self.since, cpu_times())) if self.cfg.device == "cpu" else None
         return None if others is None else free_cores_of(usable_cpus(), others)
 
     def round_s(self) -> float:
