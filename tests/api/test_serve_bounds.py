@@ -124,6 +124,9 @@ def test_the_closed_loop_runs_until_min_requests_arrived():
     (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 0, service.new_clock).points
     assert point.requests < 5000 and service.clock.now() <= MAX_STRETCH * 0.5 + 0.05
     assert stretch_capped(request, point) and len(stretch_notes(request, [point])) == 1
+    # a 6 s step: one request measured by the cap has no arrival span (offered_rps 0); still said, with the way out
+    one = replace(point, requests=1, offered_rps=0.0)
+    assert stretch_capped(request, one) and len(stretch_notes(request, [one])) == 1
 
 
 def test_an_open_loop_rate_capped_short_of_min_requests_is_noted():

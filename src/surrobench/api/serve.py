@@ -246,7 +246,9 @@ def stretch_notes(request: ServeRequest, points: list[LoadPoint]) -> list[str]:
     how many, the longest (the warm-up, then its measured requests at ``offered_rps``), and those
     :func:`stretch_capped` (how many, the fewest requests, the way out: a longer ``duration_s``); none without one."""
     points = [p for p in points if p.arrival != "replay"]  # a replay lasts as its file does
-    offered = [(request.warmup_s + p.requests / p.offered_rps, p) for p in points if p.offered_rps]
+    capped = [p for p in points if stretch_capped(request, p)]  # offered for the cap (one request: no arrival span)
+    offered = [(MAX_STRETCH * request.duration_s, p) for p in capped]
+    offered += [(request.warmup_s + p.requests / p.offered_rps, p) for p in points if p.offered_rps and p not in capped]
     longer = [(s, p) for s, p in offered if s > request.duration_s and not math.isclose(s, request.duration_s)]
     if not longer:
         return []
@@ -255,7 +257,7 @@ def stretch_notes(request: ServeRequest, points: list[LoadPoint]) -> list[str]:
         f"{len(longer)} of {len(points)} load(s) ran past the {request.duration_s:g} s asked, to measure min_requests "
         f"{request.min_requests} requests each: the longest, {longest.load()}, for {longest_s:.4g} s"
     )
-    if capped := [p for _, p in longer if stretch_capped(request, p)]:
+    if capped:
         fewest = min(capped, key=lambda p: p.requests)
         note += (
             f"; {len(capped)} cut at {MAX_STRETCH:g}x the duration short of that (the fewest: {fewest.load()}, "
