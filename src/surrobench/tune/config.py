@@ -188,7 +188,7 @@ def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[
     longest = max(search.done, key=lambda c: c.time_s or 0.0, default=None)
     if longest is None or not longest.time_s:
         return (f"{over}; the baseline's setup, its references and its sizing round come before the first candidate",)
-    compiled = ", a first compilation above all," if compiles(longest.name) else ""
+    compiled = " (a first compilation above all)" if compiles(longest.name) else ""
     return (
         f"{over}; the longest candidate, {longest.name}, took {longest.time_s:.1f} s (the first candidate of a "
         f"kind{compiled}, and a window's first round, cannot be estimated before they run)",
