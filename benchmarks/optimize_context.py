@@ -32,7 +32,6 @@ import numpy as np
 import torch
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.collect.child import config_to_json
 from surrobench.execution.interleave import open_variant
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
@@ -109,7 +108,7 @@ def main() -> None:
     del rebuilt
     free_device(cfg.device)
 
-    configs = {"baseline": config_to_json(cfg), "recipe": config_to_json(recipe.apply(cfg))}
+    configs = {"baseline": cfg.to_json(), "recipe": recipe.apply(cfg).to_json()}
     rounds: dict[str, list] = {"baseline": [], "recipe": []}
     for i in range(args.pairs):
         for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):

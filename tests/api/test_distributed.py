@@ -13,8 +13,6 @@ from surrobench.api.distributed import (
     choose_parallel,
     deal_configs,
     distributed_run,
-    request_from_json,
-    request_to_json,
     visible_devices,
 )
 from surrobench.api.run import measure
@@ -67,8 +65,8 @@ def test_devices_are_taken_within_the_visible_ones():
 
 def test_request_survives_json():
     request = _request()
-    assert request_from_json(json.loads(json.dumps(request_to_json(request)))) == request
-    assert request_from_json(request_to_json(_request(shapes=None))).shapes is None
+    assert SweepRequest.from_json(json.loads(json.dumps(request.to_json()))) == request
+    assert SweepRequest.from_json(_request(shapes=None).to_json()).shapes is None
 
 
 def test_parallel_mode_follows_the_factory():

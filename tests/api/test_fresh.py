@@ -12,7 +12,6 @@ from surrobench.tune.fresh import check_fresh, process_windows
 from surrobench.tune.plans import optimize_plans
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import CONFIRM_WINDOWS
-from surrobench.collect.child import config_to_json
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
@@ -145,7 +144,7 @@ def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
         baseline=None,
         candidates=(CandidateResult("threads=1", "accepted", "planted", speedup=Speedup(2.0, (1.9, 2.1), 0.01)),),
         recommended=("threads=1",),
-        fresh_configs=(config_to_json(cfg), config_to_json(replace(cfg, threads=1))),
+        fresh_configs=(cfg.to_json(), replace(cfg, threads=1).to_json()),
     )
     fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
     assert fresh.verdict == "failed" and fresh.speedup is None
@@ -220,7 +219,7 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
     waiter.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+            fresh._one_run(exec_config().to_json(), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
     finally:
         returned.set()
         waiter.join()
@@ -429,7 +428,7 @@ def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_p
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
     cfg = exec_config(model="thread_bound.py:build", iters=3, threads=1)
-    (tmp_path / "c.json").write_text(json.dumps(config_to_json(cfg)))
+    (tmp_path / "c.json").write_text(json.dumps(cfg.to_json()))
     argv = ["--config", "c.json", "--db", "f.db", "--json", "r.json", "--tag", "confirm:recipe"]
     assert main(argv) == 0
     run = run_from_json(json.loads((tmp_path / "r.json").read_text()))

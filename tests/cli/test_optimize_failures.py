@@ -131,7 +131,6 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     def with_recipe(cfg, prepared, request, **kw):  # a recipe, whatever this host's timing says
         from dataclasses import replace
 
-        from surrobench.collect.child import config_to_json
         from surrobench.records.paired import Speedup
 
         entry = found(cfg, prepared, request, **kw)
@@ -142,7 +141,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
             recommended=("threads=1",),
             run_command="surrobench run --threads 1",
             recipe_result=entry.baseline,
-            fresh_configs=(config_to_json(cfg), config_to_json(cfg)),
+            fresh_configs=(cfg.to_json(), cfg.to_json()),
         )
 
     monkeypatch.setattr(api, "optimize_config", with_recipe)

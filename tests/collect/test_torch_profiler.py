@@ -14,7 +14,7 @@ import re
 import pytest
 import torch
 
-from surrobench.collect.child import config_from_json, config_to_json, main as child_main
+from surrobench.collect.child import main as child_main
 from surrobench.collect.torch_profiler import ProfileSchedule, _checked, profile_steps
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
@@ -158,7 +158,7 @@ def test_checks_report_an_unrecorded_capture_and_missing_cuda_activities():
 def test_config_json_round_trip():
     for shape in (ShapeSpec(size=64), ShapeSpec(full=(2, 3, 32, 32))):
         cfg = ExecConfig("fno2d", shape, 2, "bf16", "cpu", "eager", 3, 20, False, 7, 2)
-        assert config_from_json(json.loads(json.dumps(config_to_json(cfg)))) == cfg
+        assert ExecConfig.from_json(json.loads(json.dumps(cfg.to_json()))) == cfg
 
 
 def test_child_rejects_a_bad_config_file(tmp_path, capsys):

@@ -120,8 +120,9 @@ class UncostedOp(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class RooflineReport:
-    """The ops of one config against ``ceilings`` for ``precision``, largest time first; ``uncosted`` those left out."""
+class RooflineReport(schemas.Plain):
+    """The ops of one config against ``ceilings`` for ``precision``, largest time first; ``uncosted`` those left out
+    (absent from a report stored before them: none)."""
 
     ceilings: Ceilings
     precision: str
@@ -145,7 +146,8 @@ class RooflineReport:
         return tuple(suspects)
 
     def to_json(self) -> dict:
-        """The ceilings read at ``precision`` (TFLOP/s, GB/s, FLOP/byte), ``ceilings`` whole, and ``ops``."""
+        """The ceilings read at ``precision`` (TFLOP/s, GB/s, FLOP/byte), ``ceilings`` whole, and ``ops``; the fields
+        under their names, as :meth:`~surrobench.records.schemas.Plain.from_json` reads them back."""
         c = self.ceilings
         return {
             "device_name": c.device_name,
@@ -158,14 +160,6 @@ class RooflineReport:
             "ops": [o.to_json() for o in self.ops],
             "uncosted": [u.to_json() for u in self.uncosted],
         }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "RooflineReport":
-        """Inverse of :meth:`to_json`. Raises KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops``
-        missing; TypeError: an op without one of its fields, or the ceilings with a key missing or not a field."""
-        ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
-        uncosted = tuple(UncostedOp.from_json(u) for u in d.get("uncosted", ()))  # absent before uncosted ops
-        return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops, uncosted)
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost], uncosted=frozenset()) -> dict[str, float]:

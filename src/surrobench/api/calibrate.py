@@ -81,15 +81,13 @@ def check_threads(device: str, threads: int | None) -> int | None:
 
 
 def check_calibration(
-    calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
+    calibration: Calibration, device: str, load: tuple[float | None, int], threads: int | None
 ) -> list[str]:
-    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``:
-    :func:`~surrobench.execution.env.host_load` readings, calibrate's after measuring, by the rule of
+    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``load``: the
+    :func:`~surrobench.execution.env.host_load` reading calibrate takes after measuring, by the rule of
     :func:`~surrobench.execution.host_facts.busy_others`), repeats spread over :data:`MAX_SPREAD`."""
-    problems = []
-    if device == "cpu":
-        busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)
-        problems += [busy] if busy else []
+    busy = busy_host_warning(*load, threads) if device == "cpu" else None
+    problems = [busy] if busy else []
     noisy = {name: spread for name, spread in calibration.spreads.items() if spread > MAX_SPREAD}
     if noisy:
         listed = ", ".join(f"{name} {spread:.0%}" for name, spread in noisy.items())
@@ -126,7 +124,7 @@ def calibrate(
     threads = check_threads(device, threads)
     sizes = DEFAULT_SIZES[device]
     # a load seen before measuring refuses at once: measuring first took 78-100 s on a CPU only to refuse after
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads()) if device == "cpu" else None
+    busy = busy_host_warning(*host_load(), threads) if device == "cpu" else None
     if busy and not force:
         raise CalibrationRefused([busy], {})
     saved = torch.get_num_threads()
@@ -141,7 +139,7 @@ def calibrate(
         )
     finally:
         torch.set_num_threads(saved)
-    problems = check_calibration(calibration, device, [host_load()], threads or torch.get_num_threads())
+    problems = check_calibration(calibration, device, host_load(), threads)
     if problems and not force:
         raise CalibrationRefused(problems, calibration.spreads)
     ceilings = calibration.ceilings

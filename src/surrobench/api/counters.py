@@ -13,7 +13,6 @@ from pathlib import Path
 
 from surrobench.analysis.counters import measure_all
 from surrobench.analysis.detect_counters import counter_findings
-from surrobench.collect.child import config_to_json
 from surrobench.collect.ncu import run_ncu, select_kernels
 from surrobench.execution.config import ExecConfig
 from surrobench.records.ceilings import Ceilings
@@ -37,7 +36,7 @@ def counters_config(
     selected, covered = select_kernels(table) if table is not None and table.kernels else ((), None)
     with tempfile.TemporaryDirectory(prefix="surrobench-ncu-") as tmp:
         config_path = Path(tmp) / "config.json"
-        config_path.write_text(json.dumps(config_to_json(cfg)))
+        config_path.write_text(json.dumps(cfg.to_json()))
         done = run_ncu(config_path, Path(tmp), selected, dedup=dedup and repeats(table, selected))
     base = ConfigCounters(selected=selected, covered_share=covered, ncu_wall_s=done.wall_s, command=done.command)
     if done.problem is not None:

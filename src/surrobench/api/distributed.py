@@ -39,7 +39,6 @@ from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_
 from surrobench.results.scaling import PARALLEL_MODES, comm_breakdown, comm_ms_per_step, placed, step_result
 from surrobench.records.run import ConfigResult, Placement, RunRecord, created_now
 from surrobench.results.store import ResultStore
-from surrobench.workload.spec import ShapeSpec
 
 
 def check_parallel(parallel: str, *, several: bool) -> None:
@@ -76,25 +75,6 @@ def choose_parallel(plan: SweepPlan, parallel: str) -> str:
 def deal_configs(n_configs: int, world_size: int) -> list[list[int]]:
     """Config indices per rank, dealt round-robin (rank r gets r, r + N, ...), spreading small and large configs."""
     return [list(range(rank, n_configs, world_size)) for rank in range(world_size)]
-
-
-def request_to_json(request: SweepRequest) -> dict:
-    """The request as a JSON object (shapes as ``{"size": N}`` or ``{"full": [...]}``)."""
-    d = dataclasses.asdict(request)
-    if request.shapes is not None:
-        d["shapes"] = [{k: v for k, v in dataclasses.asdict(s).items() if v is not None} for s in request.shapes]
-    return d
-
-
-def request_from_json(d: dict) -> SweepRequest:
-    """Inverse of :func:`request_to_json`."""
-    lists = {k: tuple(d[k]) for k in ("models", "batches", "precisions", "modes")}
-    shapes = None
-    if d["shapes"] is not None:
-        shapes = tuple(
-            ShapeSpec(size=s.get("size"), full=tuple(s["full"]) if "full" in s else None) for s in d["shapes"]
-        )
-    return SweepRequest(**{**d, **lists, "shapes": shapes})
 
 
 def visible_devices(devices: list[int], environ: dict | None = None) -> str:
@@ -142,7 +122,7 @@ def launch(
         environ["CUDA_VISIBLE_DEVICES"] = visible_devices(devices or list(range(nproc)), environ)
     with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:
         req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "run_id"
-        req_path.write_text(json.dumps(request_to_json(request)))
+        req_path.write_text(json.dumps(request.to_json()))
         argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", "-m"]
         argv += ["surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel, "--db", str(db)]
         argv += ["--run-id-out", str(out_path), "--command", command or ""]

@@ -15,10 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.api.distributed import request_from_json, run_on_ranks
+from surrobench.api.distributed import run_on_ranks
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
-from surrobench.execution.sweep import plan_sweep
+from surrobench.execution.sweep import SweepRequest, plan_sweep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         env = detect_rank_env()
         if env is None:
             raise UsageError("surrobench.api.rank_entry runs under torchrun or srun with more than one rank")
-        plan = plan_sweep(request_from_json(json.loads(args.request.read_text())))
+        plan = plan_sweep(SweepRequest.from_json(json.loads(args.request.read_text())))
         record = run_on_ranks(plan, args.parallel, args.db, env, command=args.command or None)
     except UsageError as exc:
         print(f"surrobench: error: {exc}", file=sys.stderr)

@@ -6,7 +6,7 @@ Profiling never shares a process with timing (docs/sources.md, method §5)::
         [--profiler torch|none|ncu] [--wait 2] [--warmup 5] [--active 5] [--with-stack] [--trace-out T.json.gz] \\
         [--control-fifo CTL,ACK]
 
-``CONFIG.json``: an :class:`~surrobench.execution.config.ExecConfig` (:func:`config_to_json`). The model and
+``CONFIG.json``: an :class:`~surrobench.execution.config.ExecConfig`'s ``to_json()``. The model and
 inputs are built as the timing runner builds them (:func:`~surrobench.execution.runner.config_step`), then the
 cold-start call, ``warmup`` untimed calls (the timing's; none under ``torch``) and ``wait + warmup + active`` steps
 in the ``surrobench::forward`` / ``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 
 import torch
@@ -58,7 +58,6 @@ from surrobench.records import schemas
 from surrobench.records.kernels import MODULE_RANGE_PREFIX
 from surrobench.records.stats import NS_PER_MS
 from surrobench.workload.loader import resolve_model
-from surrobench.workload.spec import ShapeSpec
 
 PROFILERS = ("torch", "none", "ncu")
 #: The NVTX range around each active step of ``--profiler ncu``: ``ncu --nvtx --nvtx-include surrobench_step/``.
@@ -109,20 +108,6 @@ def module_ranges(model: nn.Module) -> Iterator[None]:
 def config_stem(run_id: str, cfg: ExecConfig) -> str:
     """``<run>_<model>_<shape>_b<batch>_<precision>_<mode>`` with unsafe characters as ``-``: a file name."""
     return _UNSAFE.sub("-", f"{run_id}_{cfg.model}_{cfg.shape.label()}_b{cfg.batch}_{cfg.precision}_{cfg.mode}")
-
-
-def config_to_json(cfg: ExecConfig) -> dict:
-    """The config as a JSON object (the shape as ``{"size": N}`` or ``{"full": [...]}``)."""
-    d = asdict(cfg)
-    d["shape"] = {k: v for k, v in d["shape"].items() if v is not None}
-    return d
-
-
-def config_from_json(d: dict) -> ExecConfig:
-    """Inverse of :func:`config_to_json`. Raises KeyError or TypeError for a malformed object."""
-    shape = d["shape"]
-    spec = ShapeSpec(size=shape.get("size"), full=tuple(shape["full"]) if "full" in shape else None)
-    return ExecConfig(**{**d, "shape": spec})
 
 
 class ControlFifo:
@@ -263,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     try:
-        cfg = config_from_json(json.loads(args.config.read_text()))
+        cfg = ExecConfig.from_json(json.loads(args.config.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"surrobench.collect.child: error: --config {args.config}: {exc}", file=sys.stderr)
         return 2
@@ -318,7 +303,7 @@ def spawn(
     dies or runs over :data:`CHILD_TIMEOUT_S` without a result: status ``error`` with the last line of its stderr."""
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
-        config_path.write_text(json.dumps(config_to_json(cfg)))
+        config_path.write_text(json.dumps(cfg.to_json()))
         argv = child_argv(config_path, result_path, plan, with_stack=with_stack, trace_path=trace_path)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)

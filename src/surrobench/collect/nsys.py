@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from surrobench.collect.child import child_argv, config_stem, config_to_json
+from surrobench.collect.child import child_argv, config_stem
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
@@ -69,7 +69,7 @@ def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Pat
     (:func:`~surrobench.collect.child.child_argv`, profiler ``none``); its config JSON written beside them."""
     base = options.trace_dir / config_stem(run_id, cfg)
     config_path, result_path = base.with_name(base.name + ".config.json"), base.with_name(base.name + ".result.json")
-    config_path.write_text(json.dumps(config_to_json(cfg)))
+    config_path.write_text(json.dumps(cfg.to_json()))
     return base, result_path, child_argv(config_path, result_path, options.schedule, profiler="none")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv, config_to_json
+from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv
 from surrobench.collect.perf_parse import PERF_EVENTS, CounterSummary, PerfAccess, parse_flamegraph_svg, perf_access
 from surrobench.collect.perf_parse import parse_perf_report, parse_stat_csv, permission_reason, summarize_counters
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -159,7 +159,7 @@ def run_windowed(
     """Run the child under ``prefix``, relaying enable/disable to ``tools``; failing tools are warnings; killed after
     :data:`~surrobench.collect.child.CHILD_TIMEOUT_S`."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
-    config_path.write_text(json.dumps(config_to_json(cfg)))
+    config_path.write_text(json.dumps(cfg.to_json()))
     ctl, ack = folder / "child-ctl", folder / "child-ack"
     os.mkfifo(ctl)
     os.mkfifo(ack)

@@ -77,8 +77,8 @@ class ServeTrace:
 class _Loop:
     """The batcher's state over one load: the arrivals known so far (they may grow in closed loop)."""
 
-    def __init__(self, service: Service, policy: ServePolicy, clock, drain_s: float) -> None:
-        self.service, self.policy, self.clock, self.drain_s = service, policy, clock, drain_s
+    def __init__(self, service: Service, policy: ServePolicy, clock) -> None:
+        self.service, self.policy, self.clock = service, policy, clock
         self.arrivals: list[float] = []
         self.start: list[float] = []
         self.completion: list[float] = []
@@ -97,14 +97,13 @@ class _Loop:
 
     def step(self, i: int) -> int:
         """Serve or wait once, ``i`` the first request not yet dispatched; the new ``i``."""
-        max_wait_s = self.policy.max_wait_ms / 1e3
         if self.arrivals[i] > self.now():  # nothing waits: idle until the next arrival
             self.sleep_until(self.arrivals[i])
             return i
         now = self.now()
         waiting = bisect.bisect_right(self.arrivals, now) - i
         k = min(waiting, self.policy.max_batch)
-        deadline = self.arrivals[i] + max_wait_s
+        deadline = self.arrivals[i] + self.policy.max_wait_ms / 1e3
         if k < self.policy.max_batch and now < deadline:  # a batcher waits for more until the deadline
             later = self.arrivals[i + waiting] if i + waiting < len(self.arrivals) else deadline
             self.sleep_until(min(deadline, later))
@@ -123,11 +122,10 @@ class _Loop:
         return i + k
 
     def finish(self) -> ServeTrace:
-        n = len(self.arrivals)
         t = self.trace
         t.elapsed_s = self.now()  # the load's, not the trace's assembly below
         t.arrival_s = np.asarray(self.arrivals, dtype=float)
-        pad = [np.nan] * (n - len(self.completion))
+        pad = [np.nan] * (len(self.arrivals) - len(self.completion))
         t.start_s = np.asarray(self.start + pad, dtype=float)
         t.completion_s = np.asarray(self.completion + pad, dtype=float)
         t.loop_s = max(0.0, t.elapsed_s - self.busy_s)
@@ -139,7 +137,7 @@ def serve_open_loop(
 ) -> ServeTrace:
     """Serve the requests arriving at ``arrivals_s`` (s from now, ascending) with ``policy``; those still waiting
     ``drain_s`` after the last arrival are dropped (completion NaN). ``clock``: a :class:`WallClock` when None."""
-    loop = _Loop(service, policy, clock or WallClock(), drain_s)
+    loop = _Loop(service, policy, clock or WallClock())
     loop.arrivals = [float(a) for a in arrivals_s]
     end_by = (loop.arrivals[-1] if loop.arrivals else 0.0) + drain_s
     i = 0
@@ -163,7 +161,7 @@ def serve_closed_loop(
     """Keep ``concurrency`` requests outstanding (Triton perf_analyzer's concurrency mode) for ``duration_s``, or
     up to ``max_duration_s`` until ``min_requests`` were sent at or after ``warmup_s``; at most ``max_requests``
     in all (None: no limit); times in s."""
-    loop = _Loop(service, policy, clock or WallClock(), drain_s=0.0)
+    loop = _Loop(service, policy, clock or WallClock())
     loop.arrivals = [0.0] * concurrency
     last_s = duration_s if max_duration_s is None else max(duration_s, max_duration_s)
     measured = concurrency if warmup_s <= 0 else 0

@@ -11,13 +11,14 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from surrobench.errors import UsageError
+from surrobench.records import schemas
 
 #: ``torch.set_float32_matmul_precision``'s choices (PyTorch docs, ``torch.set_float32_matmul_precision``).
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExecSettings:
+class ExecSettings(schemas.Plain):
     """The execution settings outside the config key, one record from the request through the config
     (:class:`~surrobench.execution.config.ExecConfig`) to the result's ``extra`` and the run-v3 ``settings``
     (:meth:`changed`); docs/design.md, "Execution settings", says what a new one needs.

@@ -148,7 +148,7 @@ class ConfigOptimization:
         recipe_code: lines of code that apply the recipe; ``run_command`` and ``baseline_command`` the
             ``surrobench run`` lines of the recipe and the baseline, None for a model given as a Python object.
         fresh_configs: the baseline's and the recipe's configs as JSON objects
-            (:func:`surrobench.collect.child.config_to_json`) for a fresh process (:mod:`surrobench.tune.fresh`);
+            (``ExecConfig.to_json()``) for a fresh process (:mod:`surrobench.tune.fresh`);
             None without a recipe or for a model object. Not in the report's JSON.
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from surrobench.collect.child import config_to_json
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
@@ -115,9 +114,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         recipe_code=tuple(recipe.code()),
         run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
         baseline_command=_command_for(request, cfg),
-        fresh_configs=(config_to_json(cfg), config_to_json(recipe.apply(cfg)))
-        if request.rebuildable and recipe.remedies
-        else None,
+        fresh_configs=(cfg.to_json(), recipe.apply(cfg).to_json()) if request.rebuildable and recipe.remedies else None,
         not_tried=tuple(search.not_tried),
         notes=(*notes, *_overrun_note(search, elapsed_s, profiled_s)),
         elapsed_s=elapsed_s,

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.collect.child import config_to_json
 from surrobench.execution.compile_cache import cache_env
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
@@ -176,7 +175,7 @@ def process_windows(
     if min(pairs, rounds, iters) < 1:
         raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
     configs = {
-        side: config_to_json(replace(cfg, warmup=warmup, iters=rounds * iters))
+        side: replace(cfg, warmup=warmup, iters=rounds * iters).to_json()
         for side, cfg in (("baseline", baseline), ("recipe", recipe))
     }
     started = time.monotonic()

@@ -1,5 +1,5 @@
 """One fresh process of ``optimize`` (:mod:`surrobench.tune.fresh`), measuring one config as ``surrobench run``
-does, the config given as JSON (:func:`surrobench.collect.child.config_to_json`)::
+does, the config given as JSON (:meth:`ExecConfig.to_json <surrobench.records.schemas.Plain.to_json>`)::
 
     python -m surrobench.tune.fresh_child --config CONFIG.json --db DB --json RUN.json --tag TAG
 
@@ -14,7 +14,6 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.collect.child import config_from_json
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, request_fields
 from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, plan_sweep
@@ -41,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag")
     args = parser.parse_args(argv)
     try:
-        cfg = config_from_json(json.loads(args.config.read_text()))
+        cfg = ExecConfig.from_json(json.loads(args.config.read_text()))
         plan = plan_sweep(sweep_of(cfg, args.tag))
     except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
         print(f"error: {args.config}: {exc}", file=sys.stderr)

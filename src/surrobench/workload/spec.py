@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from surrobench.errors import UsageError
+from surrobench.records import schemas
 from surrobench.records.vocab import COMPILE_MODES, MODES, PRECISIONS
 
 
 @dataclass(frozen=True)
-class ShapeSpec:
+class ShapeSpec(schemas.Plain):
     """One rung of the shape ladder: exactly one of ``size`` (a bare size N, read by the model family) and
     ``full`` (a complete shape, batch first)."""
 
