@@ -969,3 +969,17 @@ def test_a_tail_just_above_the_target_over_a_range_of_rates_is_a_note():
     assert len(search_notes(request, (plateau,))) == 1 and search_notes(request, (queue,)) == ()
     one_near = replace(plateau.capacity, steps=steps[:3] + steps[-3:])  # one load near the target is no range
     assert search_notes(request, (replace(plateau, capacity=one_near),)) == ()
+
+
+def test_one_slow_isolated_sample_of_ten_is_no_infeasible_verdict():
+    """A fresh-user trial on a busy host: 10 isolated samples whose slowest took 217 ms answered "no rate meets
+    P99 <= 40 ms" at once; the same command minutes later found 517 rps. The P99's 95% lower bound over 10 samples
+    is their second largest."""
+    from surrobench.analysis.capacity import infeasible_reason
+    from surrobench.records.serve import UnloadedLatency
+
+    def one(isolated):
+        return {1: UnloadedLatency(1, 0.0, tuple(isolated), (5.0,) * 10)}
+
+    assert infeasible_reason(one([5.0] * 9 + [217.0]), 40.0) is None
+    assert infeasible_reason(one([5.0] * 8 + [60.0, 217.0]), 40.0).startswith("no rate meets P99 <= 40 ms")
