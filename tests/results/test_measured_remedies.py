@@ -426,3 +426,24 @@ def test_a_remedy_only_the_recipe_clause_names_is_cited_where_diagnose_did_not_m
         assert (best.remedy, best.verdict, best.cited) == ("compile", "faster", "o7")
         assert out.gain["kind"] == "measured" and out.gain["ms"] == pytest.approx(70.0 * (1 - 1 / 1.35))
         assert out.clauses[-1].remedies == ("compile",) and "in optimization o7" in out.clauses[-1].text
+
+
+def test_every_core_is_not_advised_where_another_finding_holds_the_baseline_own_count(monkeypatch):
+    # a fresh-user re-check (a Mamba-like scan, 2 CPUs, 2 threads): threads=1 (inconclusive) and threads=2 (not
+    # applicable) were credited to thread_oversubscription, and compute_bound's "use every core" stood advised beside
+    # its "set_num_threads(1)": an infeasible count credited to another finding is judged here by the same rule
+    from surrobench.records.findings import MeasuredRemedy
+
+    monkeypatch.setattr("surrobench.results.measured_remedies.usable_cpus", lambda: 2)
+    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+    more = Clause("use every core for oneDNN", ("threads",), direction="up")
+    over = Finding("thread_oversubscription", "low", "s", (Evidence("run", "x"),), (fewer,), None, "cfg A")
+    compute = Finding("compute_bound", "info", "s", (Evidence("profiler", "x"),), (more,), None, "cfg A")
+    measured = {
+        "cfg A": (
+            MeasuredRemedy("threads=1", "inconclusive", 1.2, (0.8, 1.9), 10.0, 1.7, direction="down"),
+            MeasuredRemedy("threads=2", "infeasible", reason="torch's default here is 2 threads"),
+        )
+    }
+    (said,) = [f for f in attach_measured([over, compute], measured) if f.kind == "compute_bound"][0].clauses
+    assert said.remedies == () and "not advised" in said.text

@@ -347,7 +347,7 @@ def attach_measured(
         whose = owners([told[i] for i in same], mine) | owners([findings[i] for i in same], mine)  # a rule's first
         theirs = [m for m in mine if m.remedy in whose and all(whose[m.remedy] is not g for g in (f, full))]
         under = {m.text(): f"{m.remedy}: {m.verdict}, measured under {whose[m.remedy].kind}" for m in theirs}
-        got = attach_one(f, [m for m in mine if m not in theirs or m.verdict in MEASURED], mine, under)
+        got = attach_one(f, [m for m in mine if m not in theirs or m.verdict in JUDGED], mine, under)
         if recipe := full.clauses[len(f.clauses) :]:  # the remedies only the recipe names
             left = [m for m in mine if m not in theirs and m not in got.measured]
             (clause,) = recipe
