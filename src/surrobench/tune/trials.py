@@ -150,7 +150,7 @@ class Trials:
         kept = windows + pair
         what = "windows and fresh processes" if pair else "windows"
         reserve = f"{kept:.0f} s kept for the recipe's confirmation {what}" if kept >= 0.5 else ""
-        budget = f"budget of {self.budget_s:g} s"
+        budget = f"budget of {self.budget_s:.3g} s"
         if need <= 0 or left <= 0:  # what is left of it, if any, is kept
             return f"{budget}: the {reserve}" if reserve else f"{budget} spent"
         return f"needs about {need:.0f} s, {left:.0f} s left of the {budget}" + (f", {reserve}" if reserve else "")
