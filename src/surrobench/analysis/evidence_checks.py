@@ -64,7 +64,7 @@ class EvidenceCheck(schemas.Plain):
 
     @property
     def verdict(self) -> str:
-        """``"cannot_judge"`` (nothing to judge), ``"unreliable"`` (the profile is not the timed step, or a busy host's),
+        """``"cannot_judge"`` (nothing to judge), ``"unreliable"`` (not the timed step, or a busy host's),
         ``"partial"`` (op-level verdicts cover too little kernel time) or ``"ok"``."""
         if CANNOT_JUDGE.intersection(self.problems):
             return "cannot_judge"

@@ -103,7 +103,7 @@ class NcuRun:
 
 
 def run_ncu(config_path: Path, work_dir: Path, kernels: tuple[str, ...], dedup: bool = True) -> NcuRun:
-    """The profiling child of ``config_path`` (:class:`~surrobench.execution.config.ExecConfig` JSON) under ncu, files in
+    """The profiling child of ``config_path`` (an ExecConfig's JSON) under ncu, files in
     ``work_dir``; ncu's failures are the problem, never raised. ``dedup``: :func:`deduplicated_run` first, else
     every launch (time spent counted in ``wall_s``). A ``kernels`` filter matching nothing (``no_kernels``): once
     more on the first :data:`FALLBACK_LAUNCHES` launches, that command returned (no ``--kernel-name``)."""
