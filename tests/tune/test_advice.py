@@ -93,6 +93,16 @@ def test_the_step_time_at_stake_orders_the_remedies_before_severity():
     assert {m.verdict for m in got[1:]} == {"not-measured"} and "not measured" in got[1].text()
 
 
+def test_an_unreliable_profiles_op_verdicts_are_measured_after_the_others():
+    """A fresh-user re-check on a busy host: a low fragmented_ops (unreliable profile) naming compile took the 45 s
+    budget and the thread count the host finding named read "not measured". Its stake is the profile's: last."""
+    fragmented = _finding("fragmented_ops", 9.0, Clause("fuse them", ("compile",)), severity="low")
+    host = _finding("thread_oversubscription", 1.0, Clause("1 thread", ("threads",)), severity="low")
+    assert recipes_to_measure([fragmented, host], "cpu")[0].name == "compile"  # a reliable profile: by the stake
+    named = [r.name for r in recipes_to_measure([fragmented, host], "cpu", unreliable=True)]
+    assert named[-1] == "compile" and named[0].startswith("threads=")
+
+
 def test_a_stacked_clause_is_one_recipe_and_threads_are_every_count():
     stack = _finding("compute_bound", 1.0, Clause("tf32 then compile", ("tf32", "compile"), stacked=True))
     assert [r.name for r in recipes_to_measure([stack], "cuda")] == ["tf32+compile"]

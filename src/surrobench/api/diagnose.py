@@ -269,8 +269,15 @@ def diagnose_workload(
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
             try:
+                doubt = frozenset(ev.label for ev in evidence if check_evidence(ev).verdict == "unreliable")
                 measured, noted = advice.measure_findings(
-                    plan, [ev.result for ev in evidence], findings, measure_s, deadline=deadline, cited=optimized
+                    plan,
+                    [ev.result for ev in evidence],
+                    findings,
+                    measure_s,
+                    deadline=deadline,
+                    cited=optimized,
+                    unreliable=doubt,
                 )
             except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
                 (measured, noted), measuring = stop.args, str(stop)

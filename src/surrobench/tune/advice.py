@@ -23,6 +23,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
+from surrobench.analysis.evidence_checks import OP_LEVEL_KINDS
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction, rank_findings
 from surrobench.results.measured_remedies import floored, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
@@ -50,18 +51,22 @@ class MeasuringInterrupted(KeyboardInterrupt):
         return f"{sum(m.verdict in MEASURED for m in applied)} of {len(applied)} remedies measured"
 
 
-def recipes_to_measure(findings: Sequence[Finding], device: str, *, step_ms: float | None = None) -> list[Recipe]:
+def recipes_to_measure(
+    findings: Sequence[Finding], device: str, *, step_ms: float | None = None, unreliable: bool = False
+) -> list[Recipe]:
     """The recipes of the remedies ``findings`` name on ``device``, each once, findings by the step time at stake:
     the estimate, else the op time their ops hold (:attr:`~surrobench.records.findings.Finding.op_share` times
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
-    severity first); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
+    severity first); ``unreliable`` (the config's profile is: a busy host's, say), its op-level verdicts' after the
+    others' (their stake is the profile's; a fresh-user trial's busy host spent the budget on a low fragmented_ops's
+    compile before the thread count its host finding named); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
     when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
     by_id = grouped(candidate_remedies(device), lambda r: remedy_id(r.name))
 
     def stake(f: Finding) -> float:
         return f.estimated_gain_ms if f.estimated_gain_ms is not None else f.op_share * (step_ms or 0.0) or -1.0
 
-    order = sorted(rank_findings(list(findings)), key=lambda f: -stake(f))
+    order = sorted(rank_findings(list(findings)), key=lambda f: (unreliable and f.kind in OP_LEVEL_KINDS, -stake(f)))
     out: list[Recipe] = []
     for f in order:
         for clause in f.clauses:
@@ -135,12 +140,13 @@ def measure_config(
     stored: Mapping[frozenset[str], dict] | None = None,
     *,
     timed: LatencyStats | None = None,
+    unreliable: bool = False,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
     start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
-    (:func:`measure_recipes`; ``stored``: :attr:`Trials.stored`); empty when none or ``budget_s`` is 0. Raises what
+    (:func:`measure_recipes`; ``stored``: :attr:`Trials.stored`; ``unreliable``: :func:`recipes_to_measure`); empty when none or ``budget_s`` is 0. Raises what
     :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
-    recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None)
+    recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None, unreliable=unreliable)
     if not recipes or budget_s <= 0:
         return ()
     request = OptimizeRequest((), budget_s=budget_s, rebuildable=False)  # the default tolerance and rounds
@@ -174,9 +180,11 @@ def measure_findings(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     cited: Mapping[str, dict] | None = None,
+    unreliable: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
-    """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
-    even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
+    """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``; ``unreliable``: the labels of those
+    whose profile is), ``measure_s`` each, at most an even share of what is left before ``deadline`` (``clock()``;
+    below :data:`MIN_MEASURE_S`, not measured):
     ``{label: measurements}`` and a note per config (what was measured, what not, the windows that drifted;
     ``cited``: ``{label: optimize config object}`` cited, its noise floor the rule's where larger: :func:`floored`).
 
@@ -202,7 +210,9 @@ def measure_findings(
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-                got = floored(measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms), entry)
+                doubt = label in unreliable
+                got = measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms, unreliable=doubt)
+                got = floored(got, entry)
             except KeyboardInterrupt:
                 got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
