@@ -69,7 +69,7 @@ def measure_round(
         after_warmup()
     since = cpu_times() if device == "cpu" else None
     samples = time_loop(step, iters, device, before_each)
-    return replace(samples, other_cpus=other_cpus((since, cpu_times())))
+    return replace(samples, other_cpus=other_cpus((since, cpu_times()))) if since is not None else samples
 
 
 def time_loop(
