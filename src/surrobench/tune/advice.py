@@ -59,8 +59,9 @@ def recipes_to_measure(
     ``step_ms``: an uncalibrated compute_bound), largest first; those with neither in rank order (``rank_findings``:
     severity first); ``unreliable`` (the config's profile is: a busy host's, say), its op-level verdicts' after the
     others' (their stake is the profile's; a fresh-user trial's busy host spent the budget on a low fragmented_ops's
-    compile before the thread count its host finding named); each finding's remedies in the order it names them. A stacked clause is one recipe (skipped
-    when two of its remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
+    compile before the thread count its host finding named); each finding's remedies in the order it names them.
+    A stacked clause is one recipe (skipped when two of its remedies set the same setting); a remedy id every
+    candidate of that id (``threads``: each count)."""
     by_id = grouped(candidate_remedies(device), lambda r: remedy_id(r.name))
 
     def stake(f: Finding) -> float:
@@ -144,8 +145,8 @@ def measure_config(
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
     start included), each with its :func:`~surrobench.records.findings.direction`, savings on the ``timed`` step
-    (:func:`measure_recipes`; ``stored``: :attr:`Trials.stored`; ``unreliable``: :func:`recipes_to_measure`); empty when none or ``budget_s`` is 0. Raises what
-    :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
+    (:func:`measure_recipes`; ``stored``: :attr:`Trials.stored`; ``unreliable``: :func:`recipes_to_measure`); empty
+    when none or ``budget_s`` is 0. Raises what :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device, step_ms=timed.median if timed else None, unreliable=unreliable)
     if not recipes or budget_s <= 0:
         return ()
