@@ -3,7 +3,12 @@ forward that sleeps inside one call is stopped mid-call (execution.deadline)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
+import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,6 +16,7 @@ from conftest import TinySurrogate, exec_config
 
 from surrobench.errors import UsageError
 from surrobench.api.benchmark import sweep_request
+from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.runner import prepare_model, run_config
 
 
@@ -84,3 +90,52 @@ def test_ctrl_c_keeps_the_timed_calls_that_finished_as_a_timeout_does(calls):
     assert kept.status == "interrupted" and kept.extra["timed_calls"] == calls == len(kept.samples_ms)
     assert kept.latency_ms is not None and kept.extra["timeout_phase"] == "timed" and kept.extra["timeout_s"] is None
     assert f"{calls} of 50" in kept.error
+
+
+def _sleeper(marker: str, spawn: bool = False) -> list[str]:
+    """A python process sleeping 30 s, ``marker`` in its command line; with ``spawn``, it first starts one more
+    like it (a grandchild of the test) and prints that one's pid."""
+    code = "import time; time.sleep(30)"
+    if spawn:
+        code = (
+            "import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; "
+            "time.sleep(30)', sys.argv[1]]); print(child.pid, flush=True); time.sleep(30)"
+        )
+    return [sys.executable, "-c", code, marker]
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` ended (a zombie or no longer listed)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_cut_kills_torch_compiles_workers_and_resets_its_pool(monkeypatch):
+    """A cut leaves no compile worker behind (child or grandchild) and resets torch's pool; other children live."""
+    shutdowns = []
+    pool = types.SimpleNamespace(shutdown_compile_workers=lambda: shutdowns.append(True))
+    monkeypatch.setitem(sys.modules, "torch._inductor.async_compile", pool)
+    worker = subprocess.Popen(
+        _sleeper("torch/_inductor/compile_worker/__main__.py", spawn=True), stdout=subprocess.PIPE
+    )
+    other = subprocess.Popen(_sleeper("not-a-worker"))
+    try:
+        grandchild = int(worker.stdout.readline())
+        with deadline(0.5, "test"):
+            pass
+        assert not shutdowns and worker.poll() is None  # no cut: untouched
+        with pytest.raises(ConfigTimeout), deadline(0.05, "test"):
+            time.sleep(5)
+        assert shutdowns == [True] and worker.wait(5) == -signal.SIGKILL
+        for _ in range(100):
+            if _gone(grandchild):
+                break
+            time.sleep(0.05)
+        assert _gone(grandchild) and other.poll() is None
+    finally:
+        for process in (worker, other):
+            process.kill()
+            process.wait()

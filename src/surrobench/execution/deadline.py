@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 from surrobench.errors import UsageError
 
@@ -50,9 +53,11 @@ def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[No
         return
 
     active = [True]
+    fired = []
 
     def expire(signum: int, frame) -> None:
         if active[0]:  # not in the ``finally`` below
+            fired.append(True)
             raise ConfigTimeout(timeout_s, limit)
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -63,3 +68,27 @@ def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[No
         active[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if fired:
+            stop_compile_workers()
+
+
+def stop_compile_workers() -> None:
+    """After a cut: kill torch.compile's worker processes (this process's descendants running torch's
+    ``_inductor/compile_worker``, read from ``/proc``; none where inductor is not loaded) and reset torch's pool, so
+    that a later compilation starts a fresh one and the exit does not wait on the abandoned jobs: on an H100 with
+    torch 2.11, a diagnose whose compilation the budget cut hung in torch's atexit ``shutdown_compile_workers``
+    until killed (docs/benchmarks/h200-measured-advice.md, "A cut compilation and the exit")."""
+    async_compile = sys.modules.get("torch._inductor.async_compile")
+    if async_compile is None:
+        return
+    children: dict[str, list[str]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            children.setdefault(stat.read_text().rsplit(")", 1)[1].split()[1], []).append(stat.parent.name)
+    family = list(children.get(str(os.getpid()), []))
+    for pid in family:
+        family += children.get(pid, [])
+        with contextlib.suppress(OSError):
+            if b"_inductor/compile_worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(int(pid), signal.SIGKILL)
+    async_compile.shutdown_compile_workers()
