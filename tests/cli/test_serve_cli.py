@@ -18,7 +18,7 @@ from surrobench.results.store import ResultStore
 SRC = str(Path(__file__).parents[2] / "src")
 
 
-def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
+def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path, capsys, monkeypatch):
     db, out, page = tmp_path / "r.db", tmp_path / "s.json", tmp_path / "s.html"
     args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
     args += ["--rate", "40", "--max-batch", "1,2", "--max-wait-ms", "1", "--duration-s", "0.5", "--warmup-s", "0.1"]
@@ -43,15 +43,15 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
     assert '<img alt="latency vs throughput" src="data:image/png;base64,' in page.read_text()
-    shown = subprocess.run(
-        [sys.executable, "-m", "surrobench", "show", doc["run_id"], "--db", str(db)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )  # show prints the run as serve did (tables, best policy, notes), under a line naming it
+    # show prints the run as serve did (tables, best policy, notes), under a line naming it; in this process (its
+    # own start is tests/cli/test_startup.py's), at the serve process's 250 columns
+    from surrobench.cli.options import console
+
+    monkeypatch.setattr(console, "width", 250)
+    capsys.readouterr()
+    assert run_cli(["show", doc["run_id"], "--db", str(db)]) == 0
     served = done.stdout.splitlines()[:-1]  # less the line saying where it was stored
-    assert shown.returncode == 0 and shown.stdout.splitlines()[1:] == served and served
+    assert capsys.readouterr().out.splitlines()[1:] == served and served
 
 
 def test_the_min_requests_default_is_the_p99_bound():

@@ -46,9 +46,12 @@ def test_one_run_has_table_and_three_plots_and_no_optional_sections():
         assert optional not in page
 
 
-def test_all_sections_render_when_data_is_given():
+@pytest.fixture(scope="module")
+def full_page() -> str:
+    """The page of two compared runs with an op breakdown and a timeline: every section the tests below read
+    (nine figures: rendered once for the module)."""
     base, new = _runs()
-    page = report_page(
+    return report_page(
         Report(
             runs=(base, new),
             comparison=compare_runs(base, new),
@@ -56,6 +59,10 @@ def test_all_sections_render_when_data_is_given():
         ),
         spans=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
     )
+
+
+def test_all_sections_render_when_data_is_given(full_page):
+    page = full_page
     for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step"):
         assert f"<h2>{section}" in page
     # 3 plots per run, the ratio forest, op breakdown, timeline.
@@ -70,9 +77,8 @@ def test_text_from_runs_and_models_is_escaped(tmp_path):
     assert "<script" not in page
 
 
-def test_report_is_self_contained():
-    base, new = _runs()
-    page = report_page(Report(runs=(base, new), comparison=compare_runs(base, new)))
+def test_report_is_self_contained(full_page):
+    page = full_page  # every section, each figure an embedded image
     assert not re.search(r'(src|href)\s*=\s*"(?!data:|#)', page)
     assert "http://" not in page and "https://" not in page and "<link" not in page
 
