@@ -138,32 +138,7 @@ def ops_from_kineto(result, *, use_device: bool) -> list[OpEvent]:
             if ev.device_type == "CPU":
                 lo, hi = bisect.bisect_left(at, ev.start_ns), bisect.bisect_right(at, ev.end_ns)
                 ev.cpu_memory_usage, ev.device_memory_usage = cpu[hi] - cpu[lo], dev[hi] - dev[lo]
-    _link_parents(events)
-    events = _remove_duplicate_nodes(events)
-    _totals(events, use_device)
-    return events
-
-
-def _kind(cache: dict, device_type) -> str:
-    """``"CPU"``, ``"CUDA"``... from a ``torch._C._autograd.DeviceType`` (its ``str`` is ``DeviceType.CPU``)."""
-    kind = cache.get(device_type)
-    if kind is None:
-        kind = cache[device_type] = str(device_type).rsplit(".", 1)[-1]
-    return kind
-
-
-def _rewrite(name: str) -> str:
-    """torch's ``_rewrite_name(name, with_wildcard=True)``: demangled (names longer than one character) and
-    ``ProfilerStep#N`` as ``ProfilerStep*``."""
-    import torch
-
-    name = torch._C._demangle(name) if len(name) > 1 else name
-    return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
-
-
-def _link_parents(events: list[OpEvent]) -> None:
-    """torch's ``_populate_cpu_children`` over ``events`` sorted by (start, -end)."""
-    open_by_thread: dict[int, list[OpEvent]] = {}
+    open_by_thread: dict[int, list[OpEvent]] = {}  # parents: torch's ``_populate_cpu_children``
     for ev in events:
         if ev.is_async or ev.device_type != "CPU":
             continue
@@ -177,12 +152,7 @@ def _link_parents(events: list[OpEvent]) -> None:
                 ev.cpu_parent = parent
                 break
         stack.append(ev)
-
-
-def _remove_duplicate_nodes(events: list[OpEvent]) -> list[OpEvent]:
-    """torch's ``_remove_dup_nodes``: an event whose parent has its name and no other child goes, its children
-    and kernels lifted to the parent."""
-    while True:
+    while True:  # torch's ``_remove_dup_nodes``: a parent's one child of its name goes, its children and kernels lifted
         gone = set()
         for i, ev in enumerate(events):
             parent = ev.cpu_parent
@@ -193,13 +163,9 @@ def _remove_duplicate_nodes(events: list[OpEvent]) -> list[OpEvent]:
                     child.cpu_parent = parent
                 gone.add(i)
         if not gone:
-            return events
+            break
         events = [ev for i, ev in enumerate(events) if i not in gone]
-
-
-def _totals(events: list[OpEvent], use_device: bool) -> None:
-    """Self and total times and self memory, children before parents (reverse (start, -end) order)."""
-    for ev in reversed(events):
+    for ev in reversed(events):  # self and total times and self memory, children before parents
         cpu = ev.device_type == "CPU"
         if ev.is_async:
             ev.self_cpu_time_total = ev.device_time_total = ev.self_device_time_total = 0
@@ -221,3 +187,21 @@ def _totals(events: list[OpEvent], use_device: bool) -> None:
         ev.self_cpu_memory_usage = ev.cpu_memory_usage - sum(ch.cpu_memory_usage for ch in children)
         ev.self_device_memory_usage = ev.device_memory_usage - sum(ch.device_memory_usage for ch in children)
         ev.device_time_total = own + sum(ch.device_time_total for ch in children)
+    return events
+
+
+def _kind(cache: dict, device_type) -> str:
+    """``"CPU"``, ``"CUDA"``... from a ``torch._C._autograd.DeviceType`` (its ``str`` is ``DeviceType.CPU``)."""
+    kind = cache.get(device_type)
+    if kind is None:
+        kind = cache[device_type] = str(device_type).rsplit(".", 1)[-1]
+    return kind
+
+
+def _rewrite(name: str) -> str:
+    """torch's ``_rewrite_name(name, with_wildcard=True)``: demangled (names longer than one character) and
+    ``ProfilerStep#N`` as ``ProfilerStep*``."""
+    import torch
+
+    name = torch._C._demangle(name) if len(name) > 1 else name
+    return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
