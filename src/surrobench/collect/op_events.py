@@ -104,27 +104,7 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
             attributed[kernel.name] += kernel.duration
     durations = [(e.name, e.duration_us) for e in device]
     rows.add_unattributed(durations, attributed)
-    _add_unclaimed(kernels, durations, claimed, claimed_calls, region_us, graphs)
-    if modules_lost is not None:
-        kernels.lost_modules(modules_lost)
-    kernel_us = [us for name, us in durations if categorize(name) != "memcpy/memset"]
-    table = rows.finish(
-        "device" if device else "cpu",
-        active_steps=active_steps,
-        source="profiler",
-        kernel_count=len(kernel_us) if device else None,
-        small_kernel_count=sum(us < SMALL_KERNEL_US for us in kernel_us) if device else None,
-        small_kernel_us=SMALL_KERNEL_US if device else None,
-        has_shapes=bool(rows.shapes),
-        has_memory=True,
-    )
-    return table, kernels.finish(active_steps=active_steps, source="profiler")
-
-
-def _add_unclaimed(kernels: KernelRows, durations, claimed, claimed_calls, region_us, graphs: bool) -> None:
-    """Kernel-table rows for the device time no op claimed: a compiled region's first (up to what the regions
-    listed), the rest a graph replay's when a graph was launched, else launched outside any op."""
-    by_name, count = Counter(), Counter()
+    by_name, count = Counter(), Counter()  # device time no op claimed: a compiled region's, a replay's, or lost
     for name, us in durations:
         by_name[name] += us
         count[name] += 1
@@ -139,3 +119,17 @@ def _add_unclaimed(kernels: KernelRows, durations, claimed, claimed_calls, regio
             rest, calls = rest - compiled, calls - share
         if rest > 1e-6 * max(us, 1.0) and calls > 0:
             kernels.add(name, rest, [], None, lost="graph_replay" if graphs else "no_op", calls=calls)
+    if modules_lost is not None:
+        kernels.lost_modules(modules_lost)
+    kernel_us = [us for name, us in durations if categorize(name) != "memcpy/memset"]
+    table = rows.finish(
+        "device" if device else "cpu",
+        active_steps=active_steps,
+        source="profiler",
+        kernel_count=len(kernel_us) if device else None,
+        small_kernel_count=sum(us < SMALL_KERNEL_US for us in kernel_us) if device else None,
+        small_kernel_us=SMALL_KERNEL_US if device else None,
+        has_shapes=bool(rows.shapes),
+        has_memory=True,
+    )
+    return table, kernels.finish(active_steps=active_steps, source="profiler")
