@@ -116,8 +116,15 @@ def fit_table(
         minors = sorted((i for i, c in enumerate(columns) if c.minor), key=lambda i: -columns[i].minor)
         while total() > width and minors:
             keep.remove(minors.pop(0))
-        if total() > width:
-            return _stacked(columns, rows, title, caption)
+        if total() > width:  # one ``field  value`` line per cell, rows separated by a rule
+            table = Table(title=title, caption=caption, show_header=False, box=box.SIMPLE_HEAD)
+            longest = max((len(col.header) for col in columns), default=1)  # a field name on one line when it fits
+            table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest))
+            table.add_column("value", overflow="fold")
+            for row in rows:
+                for j, (col, cell) in enumerate(zip(columns, row)):
+                    table.add_row(col.header, cell, end_section=j == len(columns) - 1)
+            return table
         dropped = [col.header for i, col in enumerate(columns) if i not in keep]
         if dropped:
             caption = "\n".join(filter(None, (caption, dropped_line(dropped, width))))
@@ -136,16 +143,4 @@ def fit_table(
         )
     for row in rows:
         table.add_row(*(row[i] for i in keep))
-    return table
-
-
-def _stacked(columns: Sequence[Col], rows: Sequence[Sequence[str]], title: str | None, caption: str | None) -> Table:
-    """One ``field  value`` line per cell, rows separated by a rule: for terminals too narrow for the columns."""
-    table = Table(title=title, caption=caption, show_header=False, box=box.SIMPLE_HEAD)
-    longest = max((len(col.header) for col in columns), default=1)  # a field name on one line when it fits
-    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest))
-    table.add_column("value", overflow="fold")
-    for row in rows:
-        for j, (col, cell) in enumerate(zip(columns, row)):
-            table.add_row(col.header, cell, end_section=j == len(columns) - 1)
     return table

@@ -15,8 +15,13 @@ from surrobench.report.timeline import render_timeline
 _NAME_WIDTH = 90
 
 
-def system_view_rich(report: PerfReport) -> Group:
-    """Headline counters, the counter table with reasons, host hot spots and the flame graph path."""
+def render_phase_report(report: PerfReport | NsysReport):
+    """Rich renderable of one perf or nsys report; a one-line status for a config that failed. Perf's: headline
+    counters, the counter table with reasons, host hot spots and the flame graph path."""
+    if report.status != "ok":
+        return f"[yellow]{rich_escape(f'{report.label()}: {report.status}: {report.error}')}[/]"
+    if isinstance(report, NsysReport):
+        return render_timeline(report.timeline)
     v, s = report.system.view, report.system.summary
     parts: list = [
         f"[bold]{report.label()}[/]: {report.steps} steps in {fmt(v.wall_ms, '.1f', 'n/a')} ms; task-clock "
@@ -50,12 +55,3 @@ def system_view_rich(report: PerfReport) -> Group:
     if report.system.flamegraph:
         parts.append(f"flame graph: {report.system.flamegraph}")
     return Group(*parts)
-
-
-def render_phase_report(report: PerfReport | NsysReport):
-    """Rich renderable of one perf or nsys report; a one-line status for a config that failed."""
-    if report.status != "ok":
-        return f"[yellow]{rich_escape(f'{report.label()}: {report.status}: {report.error}')}[/]"
-    if isinstance(report, NsysReport):
-        return render_timeline(report.timeline)
-    return system_view_rich(report)
