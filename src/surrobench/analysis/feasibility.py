@@ -22,25 +22,6 @@ _DEVICE_REASONS = {
 _HALF_NAMES = {str(d).removeprefix("torch."): d for d in HALF_DTYPES}
 
 
-def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
-    half = [c for c in half_probe.ffts if c.dtype in _HALF_NAMES]
-    if not half:
-        return None
-    call = half[0]
-    sizes = "x".join(map(str, call.sizes))
-    library = "cuFFT" if device == "cuda" else "PocketFFT (the CPU's FFT)"
-    if call.dtype == "bfloat16":
-        return f"{library} has no bf16 transform, and the forward's {call.op} receives bf16 at {sizes}"
-    if device != "cuda":
-        return f"{library} has no fp16 transform, and the forward's {call.op} receives fp16 at {sizes}"
-    if (odd := next((c for c in half if not c.power_of_two), None)) is not None:
-        return (
-            f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
-            f"{'x'.join(map(str, odd.sizes))}"
-        )
-    return None
-
-
 def inapplicable(remedy: str, input_ranks: list[int] | tuple[int, ...]) -> str | None:
     """Why remedy ``remedy`` (name or id) cannot apply to a model whose inputs have ``input_ranks`` dims, before any
     probe: the one rule of optimize's verdict and diagnose's actions (:func:`surrobench.api.diagnose.applicable_actions`)."""
@@ -82,5 +63,19 @@ def infeasible_reason(
         if shapes_change:
             return "the inputs change shape between calls: a CUDA graph replays fixed shapes"
     if half_probe is not None:
-        return _fft_reason(half_probe, baseline.device)
+        half = [c for c in half_probe.ffts if c.dtype in _HALF_NAMES]
+        if not half:
+            return None
+        call = half[0]
+        sizes = "x".join(map(str, call.sizes))
+        library = "cuFFT" if baseline.device == "cuda" else "PocketFFT (the CPU's FFT)"
+        if call.dtype == "bfloat16":
+            return f"{library} has no bf16 transform, and the forward's {call.op} receives bf16 at {sizes}"
+        if baseline.device != "cuda":
+            return f"{library} has no fp16 transform, and the forward's {call.op} receives fp16 at {sizes}"
+        if (odd := next((c for c in half if not c.power_of_two), None)) is not None:
+            return (
+                f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
+                f"{'x'.join(map(str, odd.sizes))}"
+            )
     return None

@@ -176,20 +176,18 @@ def best_line(record: ServeRecord) -> str | None:
         return line
     best, points = record.best(), [p for r in record.policies for p in r.points]
     if best is None and record.find_max is False and points:
-        return _loads_line(record, points)
+        if len(points) > 1:
+            return f"{len(points)} loads, no capacity searched: each row is what its offered load achieved"
+        p = points[0]
+        line = f"one load of {p.load()}, no capacity searched: offered {rps(p.offered_rps)}, achieved {rps(p.achieved_rps)} rps"
+        if p.goodput_rps is not None:
+            line += (
+                f", goodput {rps(p.goodput_rps)} rps ({p.slo_attainment:.1%} within P99 <= {record.target_p99_ms:g} ms)"
+            )
+        return f"{line}, P99 {latency_cell(p.percentile(0.99))} ms"
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
     return f"best policy: {best.policy.label()}, {rps(best.capacity_offered_rps()[0])} rps at P99 <= {record.target_p99_ms:g} ms"
-
-
-def _loads_line(record: ServeRecord, points: list[LoadPoint]) -> str:
-    if len(points) > 1:
-        return f"{len(points)} loads, no capacity searched: each row is what its offered load achieved"
-    p = points[0]
-    line = f"one load of {p.load()}, no capacity searched: offered {rps(p.offered_rps)}, achieved {rps(p.achieved_rps)} rps"
-    if p.goodput_rps is not None:
-        line += f", goodput {rps(p.goodput_rps)} rps ({p.slo_attainment:.1%} within P99 <= {record.target_p99_ms:g} ms)"
-    return f"{line}, P99 {latency_cell(p.percentile(0.99))} ms"
 
 
 CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first failing rps")
