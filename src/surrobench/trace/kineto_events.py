@@ -45,7 +45,12 @@ class EventConverter:
         try:
             distinct = list(set(kinds))
         except TypeError:  # an unhashable ph or category (a list): ph as complete or not, categories as text
-            kinds = _hashable_kinds(kinds)
+            cats = [c for _, c in kinds]
+            try:
+                set(cats)
+            except TypeError:
+                cats = [name_text(c) for c in cats]
+            kinds = list(zip(["X" if ph == "X" else None for ph, _ in kinds], cats))
             distinct = list(set(kinds))
         index_of = {k: i for i, k in enumerate(distinct)}
         index = np.array(list(map(index_of.__getitem__, kinds)), dtype=np.int32)
@@ -167,17 +172,6 @@ class EventConverter:
         return cols
 
     _ranges = _host
-
-
-def _hashable_kinds(kinds: list) -> list:
-    """Hashable ``(ph, cat)`` pairs: ``ph`` as ``"X"`` or None, categories as text where needed."""
-    phs = ["X" if ph == "X" else None for ph, _ in kinds]
-    cats = [c for _, c in kinds]
-    try:
-        set(cats)
-    except TypeError:
-        cats = [name_text(c) for c in cats]
-    return list(zip(phs, cats))
 
 
 def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:

@@ -242,8 +242,11 @@ class TimelineBuilder:
         except TypeError:  # an unhashable name
             out = [None] * len(names)
         if None in out:
-            fresh = _distinct_strings(names)
-            if fresh is not None:  # the usual case: new ids for the new names, in the order first seen
+            try:
+                fresh = dict.fromkeys(names)  # the distinct names in the order first seen
+            except TypeError:  # an unhashable name
+                fresh = None
+            if fresh is not None and all(n.__class__ is str for n in fresh):  # the usual case: ids for the new names
                 for n in fresh:
                     ids.setdefault(n, len(ids))
                 return np.array(list(map(ids.__getitem__, names)), dtype=np.int32)
@@ -301,15 +304,6 @@ def name_text(value) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return "" if value is None else str(value)
-
-
-def _distinct_strings(names: list) -> dict | None:
-    """The distinct names in the order first seen (a dict's keys), or ``None`` unless every name is a string."""
-    try:
-        fresh = dict.fromkeys(names)
-    except TypeError:  # an unhashable name
-        return None
-    return fresh if all(n.__class__ is str for n in fresh) else None
 
 
 def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps, int]:
