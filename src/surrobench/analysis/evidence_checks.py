@@ -110,6 +110,14 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     return replace(check, problems=tuple(dict.fromkeys(problems)))
 
 
+def checked(ev: ConfigEvidence) -> EvidenceCheck:
+    """:func:`check_evidence` of ``ev``, computed once: kept in the evidence, as its cached ``ops`` (one diagnosis's
+    findings, remedies' order and context read the one check)."""
+    if "check" not in ev.__dict__:
+        ev.__dict__["check"] = check_evidence(ev)
+    return ev.__dict__["check"]
+
+
 def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: float | None) -> EvidenceCheck:
     """The check of a step measured under a profiler or sampler (``profiled_step_ms``, ms) against the timed
     median (``timed_ms``, ms): ``step_mismatch`` outside :data:`PROFILE_RATIO_MIN`-:data:`PROFILE_RATIO_MAX`
