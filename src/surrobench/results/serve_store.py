@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import mode_text
+from surrobench.records.config import mode_text, same_settings
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
@@ -118,6 +118,7 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     ((b_lo, b_hi), (n_lo, n_hi)), noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     base_rps, new_rps = (b.capacity_offered_rps() if b.capacity.failing_rps != 0 else (None, None) for b in best)
     ran = tuple(mode_text(r.workload["mode"], r.workload) for r in (base, new))
+    same = same_settings((base.workload, new.workload), (base.env.get("torch_threads"), new.env.get("torch_threads")))
     return CapacityComparison(
         base.run_id,
         new.run_id,
@@ -130,5 +131,5 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
         verdict,
         noise,
-        ran if ran[0] != ran[1] else None,
+        None if same else ran,
     )
