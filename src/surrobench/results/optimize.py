@@ -103,7 +103,8 @@ class CandidateResult:
         setup_s: its first call (compilation, capture, autotuning and one forward), seconds;
             ``break_even_calls`` the calls that pay it back, None unless faster by the one rule (``accepted``).
         error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
-        time_s: wall time spent on it (setup, accuracy check, rounds).
+        time_s: wall time spent on it (setup, accuracy check, rounds); ``rounds`` its window's (None: not timed, or
+            stored before), faster in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
     """
 
     name: str
@@ -120,6 +121,7 @@ class CandidateResult:
     time_s: float = 0.0
     stacked_on: str | None = None
     baseline_ms: float | None = None
+    rounds: int | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in OPTIMIZE_VERDICTS:
@@ -127,7 +129,7 @@ class CandidateResult:
 
     def to_json(self) -> dict:
         """The optimize-v3 candidate object; ``speedup`` absent when not measured."""
-        d = {"name": self.name, "verdict": self.verdict, "reason": self.reason}
+        d = {"name": self.name, "verdict": self.verdict, "reason": self.reason, "rounds": self.rounds}
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
         acc = self.accuracy
@@ -414,7 +416,7 @@ def _versions(v2: bool, verdicts: tuple[str, ...], v3: bool = False) -> tuple[sc
         | {"setup_s": num, "gain": speedup, "accuracy": s.nullable(s.obj), "break_even_calls": num, **timing}
         | {"error": text, "cause": text, "time_s": s.number, "stacked_on": text},
         {"baseline_ms": num},
-        {"speedup": speedup},  # absent (or null) when the candidate was not timed
+        {"speedup": speedup, "rounds": s.nullable(s.whole())},  # speedup absent (or null) when not timed
     )
     recipe = keys(
         {"code": s.list_of(s.text), "run_command": text},
