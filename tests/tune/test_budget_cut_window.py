@@ -23,10 +23,10 @@ def test_a_candidate_faster_in_one_round_before_the_budgets_end_is_inconclusive(
     tf32 = _tf32(budget_end=3.0)  # a round of 2 s (baseline and candidate): the second would end at 4 s
     assert tf32.rounds == 1 < MIN_ROUNDS and tf32.speedup.faster()  # faster on its one round, by the rule's numbers
     assert tf32.verdict == "rejected_not_faster" and tf32.break_even_calls is None
-    assert "1 of 6 rounds before the budget's end" in tf32.reason
+    assert tf32.not_faster() == "inconclusive" and "1 of 6 rounds before the budget's end" in tf32.reason
     assert measured_remedy(tf32, 0.01).verdict == "inconclusive"  # diagnose's reading of it
 
 
 def test_the_rules_least_rounds_judge_it():
     tf32 = _tf32(budget_end=5.0)
-    assert tf32.rounds == MIN_ROUNDS and tf32.verdict == "accepted"
+    assert tf32.rounds == MIN_ROUNDS and tf32.verdict == "accepted" and tf32.not_faster() is None

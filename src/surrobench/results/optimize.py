@@ -29,7 +29,7 @@ from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
-from surrobench.records.paired import Speedup, PairedSamples
+from surrobench.records.paired import MIN_ROUNDS, PairedSamples, Speedup
 
 
 def started_as(command: str, program: str = "surrobench", db: str | None = None) -> str:
@@ -137,6 +137,17 @@ class CandidateResult:
         d |= {"gain": self.gain.to_json() if self.gain else None, "accuracy": acc.to_json() if acc else None}
         d |= {"break_even_calls": self.break_even_calls, "baseline_ms": self.baseline_ms, **_timing_json(self.result)}
         return d | {"error": self.error, "cause": self.cause, "time_s": self.time_s, "stacked_on": self.stacked_on}
+
+    def not_faster(self) -> str | None:
+        """Why a ``rejected_not_faster`` candidate is not faster, by its deciding interval (``gain``, else ``speedup``):
+        ``slower`` where it lies below 1 (not by the margin ``rejected_slower`` needs), else the paired rule's word
+        (``unchanged``, ``inconclusive``); ``inconclusive`` in fewer rounds than the rule needs. None otherwise."""
+        decisive = self.gain or self.speedup
+        if self.verdict != "rejected_not_faster" or decisive is None:
+            return None
+        if self.rounds is not None and self.rounds < MIN_ROUNDS:
+            return "inconclusive"
+        return "slower" if decisive.ci95[1] < 1.0 else decisive.verdict()
 
 
 @dataclass(frozen=True)
