@@ -22,6 +22,7 @@ COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "median rati
 COLUMNS += ("P95 ratio [95% CI]", "peak MiB", "top op share", "A/A noise", "verdict")
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
 OP_DIFF_COLUMNS = ("op", "BASE ms", "NEW ms", "change")
+ENV_COLUMNS = ("key", "BASE", "NEW")
 _VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow", "not_compared": "yellow"}
 
 
@@ -145,7 +146,7 @@ def sections(cmp: RunComparison) -> list[tuple[str, tuple[str, ...], list[tuple[
     one run only, the environment differences and per config its op diff (:func:`op_diff_rows`)."""
     out = [("notes", ("config", "note"), [(pair_label(c), note) for c in cmp.configs for note in c.notes])]
     out.append(("configs in one run only", UNMATCHED_COLUMNS, unmatched_rows(cmp)))
-    out.append(("environment differences", ("key", "BASE", "NEW"), [(d.key, d.base, d.new) for d in cmp.env_diff]))
+    out.append(("environment differences", ENV_COLUMNS, [(d.key, d.base, d.new) for d in cmp.env_diff]))
     out += [(f"op self time: {pair_label(c)}", OP_DIFF_COLUMNS, op_diff_rows(c)) for c in cmp.configs]
     return [section for section in out if section[2]]
 
