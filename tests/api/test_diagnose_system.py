@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+import surrobench.analysis.evidence_checks as evidence_checks
 import surrobench.api.diagnose as api_diagnose
 from surrobench.analysis.evidence_checks import check_step
 from surrobench.api.perf import PerfReport, step_note
@@ -34,9 +35,9 @@ def _diagnose():
 
 
 def test_the_system_pass_is_stored_in_the_context_and_its_step_check_noted(planted_pass, monkeypatch):
-    checked = api_diagnose.check_evidence
+    checked = evidence_checks.check_evidence
     # the profile's own window on the timed step (on a loaded host it can be off too: the next test's case)
-    monkeypatch.setattr(api_diagnose, "check_evidence", lambda ev: replace(checked(ev), problems=()))
+    monkeypatch.setattr(evidence_checks, "check_evidence", lambda ev: replace(checked(ev), problems=()))
     d = _diagnose()
     (label,) = d.context["system"]
     assert d.context["system"][label] == VIEW.to_json()
@@ -45,12 +46,12 @@ def test_the_system_pass_is_stored_in_the_context_and_its_step_check_noted(plant
 
 
 def test_a_cause_the_profile_check_states_is_noted_once(planted_pass, monkeypatch):
-    checked = api_diagnose.check_evidence
+    checked = evidence_checks.check_evidence
 
     def profile_off_too(ev):  # the profile's own window off the timed step as well
         return replace(checked(ev), problems=("step_mismatch",))
 
-    monkeypatch.setattr(api_diagnose, "check_evidence", profile_off_too)
+    monkeypatch.setattr(evidence_checks, "check_evidence", profile_off_too)
     d = _diagnose()
     (label,) = d.context["system"]
     assert d.context["evidence_checks"][label]["problems"] == ["step_mismatch"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from surrobench.analysis.evidence import PROFILE_RATIO_MAX, PROFILE_RATIO_MIN, ConfigEvidence
-from surrobench.execution.host_facts import MIN_WINDOW_S, busy_others
+from surrobench.execution.host_facts import BUSY_SHARE, MIN_WINDOW_S, busy_others
 from surrobench.records import schemas
 from surrobench.records.findings import SEVERITIES, Evidence, Finding
 from surrobench.trace.model import Timeline
@@ -44,8 +44,9 @@ class EvidenceCheck(schemas.Plain):
     """What one config's evidence (``label``; None: a trace alone) can carry: ``problems`` (keys of
     :data:`PROBLEMS`), mean profiled and timed median step (ms), and the shares (0..1, None without a kernel
     table) of kernel time attributed to ops, to nn.Module paths, and credited by name from the eager step
-    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.evidence`). Its JSON object: the
-    fields, then ``verdict``, ``reason`` and ``step_ratio``."""
+    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.evidence`), with ``busy_host`` the CPUs
+    others kept busy, ``other_cpus`` of ``usable_cpus`` (:func:`~surrobench.execution.host_facts.busy_others`). Its
+    JSON object: the fields, then ``verdict``, ``reason`` and ``step_ratio``."""
 
     DERIVED = ("verdict", "reason", "step_ratio")
 
@@ -56,6 +57,8 @@ class EvidenceCheck(schemas.Plain):
     coverage: float | None = None
     module_coverage: float | None = None
     matched_coverage: float | None = None
+    other_cpus: float | None = None
+    usable_cpus: int | None = None
 
     @property
     def step_ratio(self) -> float | None:
@@ -80,6 +83,10 @@ class EvidenceCheck(schemas.Plain):
                 step = f"profiled step {self.profiled_step_ms:.3f} ms vs timed {self.timed_ms:.3f} ms"
                 bounds = f"{self.step_ratio:.2f}x, outside {PROFILE_RATIO_MIN}-{PROFILE_RATIO_MAX}x"
                 parts.append(f"{step} ({bounds}, the profiler's measured overhead)")
+            elif p == "busy_host" and self.other_cpus is not None:  # a check stored before the reading: its words
+                busy = f"{self.other_cpus:.2f} of {self.usable_cpus} CPUs, over {BUSY_SHARE * self.usable_cpus:.2g}"
+                ratio = f"; profiled step {self.step_ratio:.2f}x the timed" if self.step_ratio else ""
+                parts.append(f"{PROBLEMS[p]} ({busy}){ratio}")
             elif p == "low_coverage":
                 parts.append(f"{self.coverage:.0%} of the kernel time attributed to ops (< {COVERAGE_MIN:.0%})")
             else:
@@ -105,9 +112,19 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     if check.coverage is not None and check.coverage < COVERAGE_MIN:
         problems.append("low_coverage")
     # a reading over timed calls under MIN_WINDOW_S (a run stored before it was refused) is mostly the counters' ticks
-    if ev.result is not None and busy_others(ev.result.extra) and sum(ev.result.samples_ms) >= MIN_WINDOW_S * 1e3:
+    others = busy_others(ev.result.extra) if ev.result is not None else None
+    if others and sum(ev.result.samples_ms) >= MIN_WINDOW_S * 1e3:
         problems.append("busy_host")
+        check = replace(check, other_cpus=others, usable_cpus=ev.result.extra.get("usable_cpus") or 1)
     return replace(check, problems=tuple(dict.fromkeys(problems)))
+
+
+def checked(ev: ConfigEvidence) -> EvidenceCheck:
+    """:func:`check_evidence` of ``ev``, computed once: kept in the evidence, as its cached ``ops`` (one diagnosis's
+    findings, remedies' order and context read the one check)."""
+    if "check" not in ev.__dict__:
+        ev.__dict__["check"] = check_evidence(ev)
+    return ev.__dict__["check"]
 
 
 def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: float | None) -> EvidenceCheck:
@@ -159,6 +176,8 @@ def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) ->
         unreliable = check.verdict == "unreliable"
         text = f"{'profile unreliable' if unreliable else 'partial attribution'}: {check.reason()}"
         value, unit = (check.step_ratio, "x") if unreliable else (check.coverage, "fraction")
+        if unreliable and "step_mismatch" not in check.problems:  # a busy host's: the reading it is named for
+            value, unit = check.other_cpus, "CPUs"
         row = Evidence("profiler", text, value, unit)
         head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
         severity = max(f.severity, "low", key=SEVERITIES.index) if unreliable else f.severity

@@ -18,7 +18,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, deflate
-from surrobench.analysis.evidence_checks import EvidenceCheck, check_evidence, check_trace, qualify
+from surrobench.analysis.evidence_checks import EvidenceCheck, check_trace, checked, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
 from surrobench.analysis.feasibility import inapplicable
@@ -95,7 +95,7 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
-        "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
+        "evidence_checks": {ev.label: checked(ev).to_json() for ev in evidence},
         "headroom": {label: bound.to_json() for label, bound in bounds.items() if bound is not None},
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
@@ -245,7 +245,7 @@ def diagnose_workload(
         else:
             ev = ConfigEvidence(**known)
         if passed is not None:  # a cause the profile's own check states (a step off the timed one) is said once
-            said = frozenset(check_evidence(ev).problems)
+            said = frozenset(checked(ev).problems)
             notes.extend(f"{report.label()}: {line}" for line in passed.notes(said))
         flops[result.key()] = {n: c.flops for n, c in (costs or {}).items()}  # with its evidence, never without
         evidence.append(ev)
@@ -269,7 +269,7 @@ def diagnose_workload(
         findings = _findings(record, evidence, flops, th, ceilings, optimized)
         if measure_s > 0 and evidence:
             try:
-                doubt = frozenset(ev.label for ev in evidence if check_evidence(ev).verdict == "unreliable")
+                doubt = frozenset(ev.label for ev in evidence if checked(ev).verdict == "unreliable")
                 measured, noted = advice.measure_findings(
                     plan,
                     [ev.result for ev in evidence],
@@ -330,7 +330,7 @@ def _findings(
     (:func:`~surrobench.results.measured_remedies.attach_measured`)."""
     merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
     merged = applicable_actions(merged, record.results)
-    checks = {ev.label: check_evidence(ev) for ev in evidence}
+    checks = {ev.label: checked(ev) for ev in evidence}
     capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
     results = {r.label(): r for r in record.results}  # their threads and timed steps, for a cited measurement
     return rank_findings(attach_measured(capped, measured or {}, optimized, results))

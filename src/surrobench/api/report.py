@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.diagnose import diagnose_run
-from surrobench.analysis.evidence_checks import check_evidence
+from surrobench.analysis.evidence_checks import checked
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.compare import ComparedServeRuns, RunRef, compare_pair, is_run_file, load_run, load_serve_run
 from surrobench.api.compare import op_times
@@ -167,7 +167,7 @@ def _diagnosis(
 
     with ResultStore(db, read_only=True) as store:
         _, findings, _, evidence = diagnose_stored(record.run_id, store, thresholds)
-    checks = {ev.label: check_evidence(ev).to_json() for ev in evidence}
+    checks = {ev.label: checked(ev).to_json() for ev in evidence}
     measured = {ev.label: ev.counters.to_json() for ev in evidence if ev.counters and ev.counters.kernels}
     estimated = {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}
     if not measured and not estimated:

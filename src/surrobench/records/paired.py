@@ -36,6 +36,9 @@ from surrobench.records.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 #: The practical band of the rule: speedups within 2% count as equal (run-to-run drift of GPU clocks alone moves
 #: latencies by about this much, docs/sources.md, h200); ``compare --threshold`` sets it.
 MIN_EFFECT = 0.02
+#: The fewest rounds a window's sides need before the rule judges them: the noise floor sets even rounds against odd
+#: ones and the interval draws rounds; one round holds no drift between rounds (its iterations' spread alone).
+MIN_ROUNDS = 2
 #: Bootstrap resamples drawn per batch, bounding the memory of one batch (resamples x samples float64 values).
 _BATCH = 250
 

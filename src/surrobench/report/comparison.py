@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 
 from rich.table import Table
@@ -22,6 +21,8 @@ OP_DIFF_ROWS = 8
 COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "median ratio [95% CI]", "P95 ms")
 COLUMNS += ("P95 ratio [95% CI]", "peak MiB", "top op share", "A/A noise", "verdict")
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
+OP_DIFF_COLUMNS = ("op", "BASE ms", "NEW ms", "change")
+ENV_COLUMNS = ("key", "BASE", "NEW")
 _VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow", "not_compared": "yellow"}
 
 
@@ -134,18 +135,20 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
     )
     title = f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}"
     tables = [fit_table(cols, rows, width, title=title, caption=rich_escape(summary_line(cmp)))]
-    table = functools.partial(plain_table, escape=True, width=width)
-    if notes := [(pair_label(c), note) for c in cmp.configs for note in c.notes]:
-        tables.append(table(("config", "note"), notes, title="notes"))
-    if unmatched := unmatched_rows(cmp):
-        tables.append(table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only"))
-    if env := [(d.key, d.base, d.new) for d in cmp.env_diff]:
-        tables.append(table(("key", "BASE", "NEW"), env, title="environment differences"))
-    for c in (c for c in cmp.configs if c.op_deltas):
-        title = rich_escape(f"op self time: {pair_label(c)}")
-        header = ("op", "BASE ms", "NEW ms", "change")
-        tables.append(plain_table(header, op_diff_rows(c), title=title, right=header[1:], escape=True, width=width))
+    for title, header, rows in sections(cmp):
+        right = header[1:] if header == OP_DIFF_COLUMNS else ()
+        tables.append(plain_table(header, rows, title=rich_escape(title), right=right, escape=True, width=width))
     return tables
+
+
+def sections(cmp: RunComparison) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """The tables under the comparison, each ``(title, header, rows)`` where it has a row: the notes, the configs in
+    one run only, the environment differences and per config its op diff (:func:`op_diff_rows`)."""
+    out = [("notes", ("config", "note"), [(pair_label(c), note) for c in cmp.configs for note in c.notes])]
+    out.append(("configs in one run only", UNMATCHED_COLUMNS, unmatched_rows(cmp)))
+    out.append(("environment differences", ENV_COLUMNS, [(d.key, d.base, d.new) for d in cmp.env_diff]))
+    out += [(f"op self time: {pair_label(c)}", OP_DIFF_COLUMNS, op_diff_rows(c)) for c in cmp.configs]
+    return [section for section in out if section[2]]
 
 
 def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
@@ -162,19 +165,8 @@ def comparison_markdown(cmp: RunComparison) -> str:
     lines = [f"## compare BASE `{cmp.base_run_id}` → NEW `{cmp.new_run_id}`", "", summary_line(cmp), ""]
     columns = comparison_columns(cmp)
     lines.append(md_table(columns, ([row[c] for c in columns] for row in comparison_rows(cmp))))
-    notes = [f"- {pair_label(c)}: {note}" for c in cmp.configs for note in c.notes]
-    if notes:
-        lines += ["### notes", "", *(md_escape(n, newline=" ") for n in notes), ""]
-    if cmp.only_base or cmp.only_new:
-        lines += ["### configs in one run only", ""]
-        lines.append(md_table(UNMATCHED_COLUMNS, unmatched_rows(cmp)))
-    if cmp.env_diff:
-        lines += ["### environment differences", ""]
-        lines.append(md_table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff)))
-    for c in cmp.configs:
-        if c.op_deltas:
-            lines += [f"### op self time: {md_escape(pair_label(c), newline=' ')}", ""]
-            lines.append(md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c)))
+    for title, header, rows in sections(cmp):
+        lines += [f"### {md_escape(title, newline=' ')}", "", md_table(header, rows)]
     return "\n".join(lines)
 
 

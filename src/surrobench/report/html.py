@@ -20,8 +20,8 @@ from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
-from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
-from surrobench.report.comparison import pair_label, summary_line, unmatched_rows
+from surrobench.report.comparison import ENV_COLUMNS, OP_DIFF_COLUMNS, UNMATCHED_COLUMNS, comparison_columns
+from surrobench.report.comparison import comparison_rows, op_diff_rows, pair_label, sections, summary_line
 from surrobench.records.run import WARNINGS_KEY, RunRecord, placement, scaling_rows
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
@@ -161,16 +161,9 @@ def _comparison_section(cmp: RunComparison, overheads: Mapping[str, float]) -> s
     notes = [f"{pair_label(c)}: {n}" for c in cmp.configs for n in c.notes]
     if notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
-    if cmp.only_base or cmp.only_new:
-        parts += [
-            "<h3>Configs in one run only</h3>",
-            _table(UNMATCHED_COLUMNS, unmatched_rows(cmp), left=UNMATCHED_COLUMNS),
-        ]
-    if cmp.env_diff:
-        parts += [
-            "<h3>Environment differences</h3>",
-            _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW")),
-        ]
+    for title, header, rows in sections(cmp):  # the notes a list above, each op diff with its overheads below
+        if header in (UNMATCHED_COLUMNS, ENV_COLUMNS):
+            parts += [f"<h3>{escape(title.capitalize())}</h3>", _table(header, rows, left=header)]
     for c in cmp.configs:
         if c.op_deltas:  # each side's profiler overhead: ratios of profiles that differ in it are not like for like
             sides = (("BASE", cmp.base_run_id, c.base), ("NEW", cmp.new_run_id, c.new))
@@ -179,7 +172,7 @@ def _comparison_section(cmp: RunComparison, overheads: Mapping[str, float]) -> s
             head = f"Op self time: {pair_label(c)}" + (f" (profiler overhead {caveat})" if caveat else "")
             parts += [
                 f"<h3>{escape(head)}</h3>",
-                _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",)),
+                _table(OP_DIFF_COLUMNS, op_diff_rows(c), left=("op",)),
             ]
     return "\n".join(parts)
 

@@ -51,16 +51,20 @@ def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: st
 
 def rows(entry: dict) -> list[dict[str, str]]:
     """The baseline's row and every candidate's but those :func:`off_device` (:func:`off_line`), by column key of
-    :data:`COLUMNS`."""
+    :data:`COLUMNS`, and a candidate's verdict ``code``; a ``rejected_not_faster`` verdict with why
+    (:meth:`~surrobench.results.optimize.CandidateResult.not_faster`: ``slower``, ``unchanged``, ``inconclusive``)."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
     off = off_device(entry)
-    for c in (c for c in entry["candidates"] if c["name"] not in off):
+    for c, judged in zip(entry["candidates"], config_from_json(entry).candidates):
+        if c["name"] in off:
+            continue
         calls = c["break_even_calls"] if c["verdict"] == "accepted" else None  # an older document has it for any
         cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(calls, ".0f")
-        out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
+        verdict = f"{c['verdict']} ({word})" if (word := judged.not_faster()) else c["verdict"]
+        out.append(_row(c, c["name"], verdict, c["baseline_ms"], *cells, c["reason"]) | {"code": c["verdict"]})
     return out
 
 
@@ -166,7 +170,7 @@ def _terminal_table(
     cells = []
     for row in table_rows:
         line = [rich_escape(row[_KEYS[col.header]]) for col in cols]
-        style = _VERDICT_STYLE.get(row["verdict"])
+        style = _VERDICT_STYLE.get(row.get("code"))
         if style and cols[1].header == "verdict":
             line[1] = f"[{style}]{line[1]}[/]"
         cells.append(line)

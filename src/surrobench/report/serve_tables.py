@@ -194,27 +194,29 @@ CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first
 
 
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
-    """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
+    """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket, ``-`` without a load offered)."""
     c = pair.capacity
     sides = (("BASE", pair.base, c.base_policy, c.base_rps), ("NEW", pair.new, c.new_policy, c.new_rps))
     rows = []
     for side, record, policy, (lo, hi) in sides:
         served_by = policy.label() if policy else ENDPOINT_POLICY
-        rows.append([side, record.run_id, record.label(), served_by, f"{lo:.1f}", fmt(hi, ".1f", "not reached")])
+        upper = fmt(hi, ".1f", "not reached" if lo is not None else "-")  # "-": no load offered, nothing measured
+        rows.append([side, record.run_id, record.label(), served_by, fmt(lo, ".1f"), upper])
     return rows
 
 
 def capacity_line(pair: ComparedServeRuns) -> str:
-    """NEW / BASE capacity (why none where BASE's is 0) with the interval of the two brackets judged, the verdict,
-    each side whose capacity lies within its loads' noise with the bracket it was judged by, and the settings that
-    differ (:data:`~surrobench.records.config.SETTINGS_NOTE`)."""
+    """NEW / BASE capacity (why none where BASE's is 0 or unmeasured) with the interval of the two brackets judged, the
+    verdict, each side whose capacity lies within its loads' noise with the bracket it was judged by, and the settings
+    that differ (:data:`~surrobench.records.config.SETTINGS_NOTE`)."""
     c, (lo, hi) = pair.capacity, pair.capacity.ratio_interval
     after = "".join(
         f"; {k.upper()}'s capacity lies within its loads' noise, judged as [{a:.1f}, {fmt(b, '.1f')})"
         for k, (a, b) in c.noise_rps.items()
     )
     after += f"; {SETTINGS_NOTE.format(*c.settings_differ)}" if c.settings_differ else ""
-    ratio = fmt(c.ratio, ".2f") if c.base_rps[0] else "- (BASE met no rate)"
+    why = "met no rate" if c.base_rps[0] == 0 else "offered no load: its target answered infeasible"
+    ratio = fmt(c.ratio, ".2f") if c.base_rps[0] else f"- (BASE {why})"
     return f"NEW / BASE capacity {ratio} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{after}"
 
 

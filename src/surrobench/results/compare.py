@@ -21,7 +21,7 @@ from pathlib import PurePath
 from surrobench.execution.host_facts import HOST_READINGS, busy_others
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import SETTINGS_NOTE, inputs_json, mode_text
+from surrobench.records.config import SETTINGS_NOTE, inputs_json, mode_text, same_settings
 from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, MEASURED_KEY, NONFINITE_KEY, PEAK_OWN_KEY
 from surrobench.records.run import WARNINGS_KEY, ConfigResult, RunRecord, fmt, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, ratio
@@ -282,7 +282,7 @@ def compare_runs(
     )
     if _legacy_pairing(base.results, new.results):
         configs = tuple(replace(c, notes=(*c.notes, LEGACY_PAIRING_NOTE)) for c in configs)
-    run_level = _env_differences(base.env, new.env)
+    run_level = _env_differences(_run_settings(base, new.env), _run_settings(new, base.env))
     shown = {d.key for d in run_level}
     env_diff = run_level + tuple(d for d in _config_differences(pairs) if d.key.removeprefix("config.") not in shown)
     alike = respelled(only_base, only_new)
@@ -371,7 +371,8 @@ def compare_config(
     }
     # modes and execution settings (mode_text; cudnn_benchmark when on) are outside the config key: the table hides them
     ran = [mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new)]
-    notes = [] if ran[0] == ran[1] else [SETTINGS_NOTE.format(*ran)]
+    threads = (base.extra.get("torch_threads"), new.extra.get("torch_threads"))  # each host's default where not set
+    notes = [] if same_settings((base.extra, new.extra), threads) else [SETTINGS_NOTE.format(*ran)]
     if busy:
         b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
         notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")
@@ -466,6 +467,19 @@ def shown_value(value: object) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return f"{value:.2g}" if 0 < abs(value) < 0.01 else str(round(value, 2))
     return str(value)
+
+
+def _run_settings(record: RunRecord, other: Mapping) -> dict:
+    """``record.env`` with the run-wide settings the ``other`` side's env holds and it lacks (optimize's baseline run
+    is stored without them) as its timed configs ran them: ``rounds`` (1 where none kept more), ``cudnn_benchmark``
+    and ``tf32_by_precision``, each where all its configs (of that precision) ran it alike."""
+    ran = [r for r in record.results if r.status == "ok"]
+    held = {"rounds": {r.extra.get("rounds", 1) for r in ran}}
+    held["cudnn_benchmark"] = {bool(r.extra.get("cudnn_benchmark")) for r in ran}
+    tf32 = {p: {r.extra.get("matmul_allow_tf32") for r in ran if r.precision == p} for p in {r.precision for r in ran}}
+    settings = {k: v.pop() for k, v in held.items() if len(v) == 1}
+    settings["tf32_by_precision"] = {p: v.pop() for p, v in tf32.items() if len(v) == 1}
+    return {**{k: v for k, v in settings.items() if k in other}, **record.env}
 
 
 def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference, ...]:

@@ -15,7 +15,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.execution.host_facts import usable_cpus
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
-from surrobench.records.paired import MIN_EFFECT, Speedup
+from surrobench.records.paired import MIN_EFFECT, MIN_ROUNDS, Speedup
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
@@ -29,15 +29,17 @@ VERDICTS |= {"rejected_accuracy": "rejected-by-accuracy", "failed": "failed", "i
 
 
 def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = None, crowd: str = "") -> MeasuredRemedy:
-    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor
-    slower, and a timed stack judged against its stage, the paired rule's verdict of its speedup over the baseline);
-    ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`); ``crowd``: why a
-    timed one was tried last (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
+    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`; one not faster nor slower,
+    and a timed stack judged against its stage, the paired rule's verdict of its speedup over the baseline, in too few
+    rounds ``inconclusive``); ``cited``: the stored optimization's id where diagnose cites it
+    (:attr:`MeasuredRemedy.cited`); ``crowd``: why a timed one was tried last
+    (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
+    unjudged = c.verdict == "rejected_not_faster" and c.rounds is not None and c.rounds < MIN_ROUNDS  # cut by a budget
     return MeasuredRemedy(
         remedy=c.name,
-        verdict=sp.verdict() if staged else VERDICTS[c.verdict] or sp.verdict(),
+        verdict="inconclusive" if unjudged else sp.verdict() if staged else VERDICTS[c.verdict] or sp.verdict(),
         speedup=sp.median if sp else None,
         ci95=sp.ci95 if sp else None,
         baseline_ms=base,

@@ -29,7 +29,7 @@ from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
-from surrobench.records.paired import Speedup, PairedSamples
+from surrobench.records.paired import MIN_ROUNDS, PairedSamples, Speedup
 
 
 def started_as(command: str, program: str = "surrobench", db: str | None = None) -> str:
@@ -103,7 +103,8 @@ class CandidateResult:
         setup_s: its first call (compilation, capture, autotuning and one forward), seconds;
             ``break_even_calls`` the calls that pay it back, None unless faster by the one rule (``accepted``).
         error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
-        time_s: wall time spent on it (setup, accuracy check, rounds).
+        time_s: wall time spent on it (setup, accuracy check, rounds); ``rounds`` its window's (None: not timed, or
+            stored before), faster in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
     """
 
     name: str
@@ -120,6 +121,7 @@ class CandidateResult:
     time_s: float = 0.0
     stacked_on: str | None = None
     baseline_ms: float | None = None
+    rounds: int | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in OPTIMIZE_VERDICTS:
@@ -127,7 +129,7 @@ class CandidateResult:
 
     def to_json(self) -> dict:
         """The optimize-v3 candidate object; ``speedup`` absent when not measured."""
-        d = {"name": self.name, "verdict": self.verdict, "reason": self.reason}
+        d = {"name": self.name, "verdict": self.verdict, "reason": self.reason, "rounds": self.rounds}
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
         acc = self.accuracy
@@ -135,6 +137,17 @@ class CandidateResult:
         d |= {"gain": self.gain.to_json() if self.gain else None, "accuracy": acc.to_json() if acc else None}
         d |= {"break_even_calls": self.break_even_calls, "baseline_ms": self.baseline_ms, **_timing_json(self.result)}
         return d | {"error": self.error, "cause": self.cause, "time_s": self.time_s, "stacked_on": self.stacked_on}
+
+    def not_faster(self) -> str | None:
+        """Why a ``rejected_not_faster`` candidate is not faster, by its deciding interval (``gain``, else ``speedup``):
+        ``slower`` where it lies below 1 (not by the margin ``rejected_slower`` needs), else the paired rule's word
+        (``unchanged``, ``inconclusive``); ``inconclusive`` in fewer rounds than the rule needs. None otherwise."""
+        decisive = self.gain or self.speedup
+        if self.verdict != "rejected_not_faster" or decisive is None:
+            return None
+        if self.rounds is not None and self.rounds < MIN_ROUNDS:
+            return "inconclusive"
+        return "slower" if decisive.ci95[1] < 1.0 else decisive.verdict()
 
 
 @dataclass(frozen=True)
@@ -414,7 +427,7 @@ def _versions(v2: bool, verdicts: tuple[str, ...], v3: bool = False) -> tuple[sc
         | {"setup_s": num, "gain": speedup, "accuracy": s.nullable(s.obj), "break_even_calls": num, **timing}
         | {"error": text, "cause": text, "time_s": s.number, "stacked_on": text},
         {"baseline_ms": num},
-        {"speedup": speedup},  # absent (or null) when the candidate was not timed
+        {"speedup": speedup, "rounds": s.nullable(s.whole())},  # speedup absent (or null) when not timed
     )
     recipe = keys(
         {"code": s.list_of(s.text), "run_command": text},

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import mode_text
+from surrobench.records.config import mode_text, same_settings
 from surrobench.records.paired import MIN_EFFECT
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import PolicyResult, ServePolicy, ServeRecord, serve_from_json
@@ -61,9 +61,10 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
 @dataclass(frozen=True)
 class CapacityComparison(schemas.Plain):
     """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`): each
-    bracket as measured, the rates offered (:meth:`~surrobench.records.serve.PolicyResult.capacity_offered_rps`);
-    ``ratio`` NEW / BASE of the capacities (None when BASE's is 0); ``verdict``, ``noise_rps`` (each side's bracket
-    widened by its loads' noise) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets
+    bracket as measured, the rates offered (:meth:`~surrobench.records.serve.PolicyResult.capacity_offered_rps`;
+    None, None where no load was: a target answered infeasible at once, ``[0, 0)``); ``ratio`` NEW / BASE of the
+    capacities (None when BASE's is 0, or either None); ``verdict``, ``noise_rps`` (each side's bracket widened by
+    its loads' noise) and ``ratio_interval`` ``[new_lo / base_hi, new_hi / base_lo]`` over the brackets
     :func:`judge_capacities` judged (a side None where a bracket is open or a capacity 0); ``settings_differ`` each
     side's mode with its execution settings (:func:`~surrobench.records.config.mode_text`) where they differ, else
     None (a document written before it lacks the key). Its JSON object, ``surrobench/compare-serve-v1``, is its
@@ -76,8 +77,8 @@ class CapacityComparison(schemas.Plain):
     target_p99_ms: float
     base_policy: ServePolicy | None
     new_policy: ServePolicy | None
-    base_rps: tuple[float, float | None]
-    new_rps: tuple[float, float | None]
+    base_rps: tuple[float | None, float | None]
+    new_rps: tuple[float | None, float | None]
     ratio: float | None
     ratio_interval: tuple[float | None, float | None]
     verdict: str
@@ -115,8 +116,9 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
     ((b_lo, b_hi), (n_lo, n_hi)), noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
-    base_rps, new_rps = (b.capacity_offered_rps() for b in best)
+    base_rps, new_rps = (b.capacity_offered_rps() if b.capacity.failing_rps != 0 else (None, None) for b in best)
     ran = tuple(mode_text(r.workload["mode"], r.workload) for r in (base, new))
+    same = same_settings((base.workload, new.workload), (base.env.get("torch_threads"), new.env.get("torch_threads")))
     return CapacityComparison(
         base.run_id,
         new.run_id,
@@ -125,9 +127,9 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         best[1].policy,
         base_rps,
         new_rps,
-        new_rps[0] / base_rps[0] if base_rps[0] else None,
+        new_rps[0] / base_rps[0] if base_rps[0] and new_rps[0] is not None else None,
         (n_lo / b_hi if b_hi else None, n_hi / b_lo if n_hi is not None and b_lo else None),
         verdict,
         noise,
-        ran if ran[0] != ran[1] else None,
+        None if same else ran,
     )

@@ -19,7 +19,7 @@ from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult, timed_verdict
 from surrobench.records.vocab import PRECISIONS, remedy_id
-from surrobench.records.paired import PairedSamples, Speedup, break_even_calls, noise_floor
+from surrobench.records.paired import MIN_ROUNDS, PairedSamples, Speedup, break_even_calls, noise_floor
 from surrobench.tune.bench import Bench, Handle
 
 #: A compiled candidate after the first takes at most this fraction of the first's time and setup (the later ones
@@ -32,8 +32,6 @@ WARM_COMPILE_FRACTION = 0.72
 #: Which candidates compile cold (a new thread count; on the CPU a new precision too, not on CUDA) and the
 #: measurements behind it: docs/design.md, "Fresh processes: their share of the budget".
 FIRST_COMPILE_S = {"cuda": (20.6, "an H200"), "cpu": (33.4, "a 2-core EPYC CPU")}
-#: The fewest rounds of a least measurement, and before a crowded window may end once slower: the noise floor splits.
-MIN_WINDOW_ROUNDS = 2
 
 
 @dataclass
@@ -133,10 +131,10 @@ class Trials:
 
     def minimum_s(self, recipe: Recipe) -> float:
         """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does, and
-        :data:`MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
+        :data:`MIN_ROUNDS` rounds of it and the baseline."""
         compiled = compiles(recipe.name)
         setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
-        return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
+        return setup + MIN_ROUNDS * 2 * self.bench.round_s()
 
     def spent(self, recipe: Recipe) -> str | None:
         """Why ``recipe`` would not end by :meth:`deadline` (needing :meth:`minimum_s` when :attr:`bounded`, else
@@ -168,7 +166,7 @@ class Trials:
             ends.append(self.clock())
             self.last_round_s = ends[-1] - ends[-2]
             late = ends[-1] + self.last_round_s > (self.deadline() if end is None else end)
-            crowded = versus is not None and len(ends) > MIN_WINDOW_ROUNDS
+            crowded = versus is not None and len(ends) > MIN_ROUNDS
             return late or crowded and self.slower_so_far(versus, handles[-1], len(ends) - 1)
 
         self.bench.window(handles, stop)
@@ -223,23 +221,29 @@ class Trials:
         vs_base = self.window_speedup(bench.baseline, handle, self.last_rounds)
         gain = self.window_speedup(current, handle, self.last_rounds) if current is not None else None
         decisive = gain or vs_base
+        few = self.last_rounds < MIN_ROUNDS and decisive.faster()  # faster in fewer rounds than the rule needs
+        accepted = decisive.faster() and not few
         reason = decisive.reason(current_name or "the baseline")
-        if decisive.faster():
+        if accepted:
             reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
         elif why_not := bench.not_faster_note(recipe):
             reason += f"; {why_not}"
         if crowd:
             reason += f"; {crowd}"
-        if self.last_rounds < self.rounds:
-            slower = crowd and decisive.slower() and self.last_rounds >= MIN_WINDOW_ROUNDS
+        if few:
+            cut = f"{self.last_rounds} of {self.rounds} rounds before the budget's end (the rule needs {MIN_ROUNDS})"
+            reason = f"inconclusive: {cut}: {reason}"
+        elif self.last_rounds < self.rounds:
+            slower = crowd and decisive.slower() and self.last_rounds >= MIN_ROUNDS
             how = "once slower" if slower else "at the deadline"
             reason += f"{',' if crowd else ';'} its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
         base_ms, ms = (float(np.median(h.samples_ms()[-self.last_rounds :])) for h in (bench.baseline, handle))
-        calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if decisive.faster() else None
+        calls = break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms) if accepted else None
         result = CandidateResult(
             recipe.name,
-            timed_verdict(decisive),
+            "rejected_not_faster" if few else timed_verdict(decisive),
             reason,
+            rounds=self.last_rounds,
             speedup=vs_base,
             gain=gain,
             break_even_calls=calls,
