@@ -3,6 +3,7 @@ forward that sleeps inside one call is stopped mid-call (execution.deadline)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -139,3 +140,20 @@ def test_a_cut_kills_torch_compiles_workers_and_resets_its_pool(monkeypatch):
         for process in (worker, other):
             process.kill()
             process.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_cut_reads_processes_whose_names_are_not_utf8(monkeypatch, tmp_path):
+    """A process named with bytes that are not UTF-8 (``/proc/PID/stat`` holds its name) leaves the cut a timeout."""
+    monkeypatch.setitem(sys.modules, "torch._inductor.async_compile", types.SimpleNamespace())
+    link = os.path.join(os.fsencode(tmp_path), b"\xffsleep")
+    os.symlink(b"/bin/sleep", link)
+    other = subprocess.Popen([link, "30"])
+    try:
+        time.sleep(0.1)  # the exec has renamed it
+        with pytest.raises(ConfigTimeout), deadline(0.05, "test"):
+            time.sleep(5)
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()

@@ -4,7 +4,13 @@ count torch ran with), not a difference; one set apart from the other side's def
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from synthetic import config, latency_samples, run
+from test_serve_unmeasured_capacity import WORKLOAD, _record
+
+from surrobench.records.serve import Capacity
+from surrobench.results.serve_store import compare_capacity
 
 from surrobench.records.config import SETTINGS_NOTE
 from surrobench.results.compare import compare_runs
@@ -49,3 +55,16 @@ def test_a_setting_apart_from_the_other_sides_default_is_a_difference(tmp_path):
     assert _settings_notes(cmp) == [SETTINGS_NOTE.format("eager threads=2", "eager")]
     both_default = _stored(tmp_path, {"torch_threads": 2}, new_threads=4, db="d.db")  # None on both: the hosts differ
     assert _settings_notes(both_default) == []
+
+
+def test_a_mode_apart_is_a_difference_in_run_and_serve_compare(tmp_path):
+    """Eager against compile with ``--ignore mode`` (the table then pairs them) keeps the settings note, and a serve
+    comparison of the two modes names them (``settings_differ``)."""
+    samples = latency_samples(1.0, 0.01)
+    base = run("eager", [config(samples, extra=dict(RAN))])
+    new = run("compiled", [replace(config(samples, extra=dict(RAN)), mode="compile")])
+    cmp = compare_runs(base, new, ignore_fields=("mode",))
+    assert _settings_notes(cmp) == [SETTINGS_NOTE.format("eager", "compile")]
+    eager = _record("eager", Capacity(5.0, 150.0, 160.0, ()))
+    compiled = replace(_record("compiled", Capacity(5.0, 300.0, 320.0, ())), workload={**WORKLOAD, "mode": "compile"})
+    assert compare_capacity(eager, compiled).settings_differ == ("eager", "compile")

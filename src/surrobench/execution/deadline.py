@@ -74,21 +74,25 @@ def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[No
 
 def stop_compile_workers() -> None:
     """After a cut: kill torch.compile's worker processes (this process's descendants running torch's
-    ``_inductor/compile_worker``, read from ``/proc``; none where inductor is not loaded) and reset torch's pool, so
-    that a later compilation starts a fresh one and the exit does not wait on the abandoned jobs: on an H100 with
-    torch 2.11, a diagnose whose compilation the budget cut hung in torch's atexit ``shutdown_compile_workers``
-    until killed (docs/benchmarks/h200-measured-advice.md, "A cut compilation and the exit")."""
+    ``_inductor/compile_worker``, read from ``/proc``; none where inductor is not loaded) and, where one was, reset
+    torch's pool, so that a later compilation starts a fresh one and the exit does not wait on the abandoned jobs: on
+    an H100 with torch 2.11, a diagnose whose compilation the budget cut hung in torch's atexit
+    ``shutdown_compile_workers`` until killed (docs/benchmarks/h200-measured-advice.md, "A cut compilation and the
+    exit")."""
     async_compile = sys.modules.get("torch._inductor.async_compile")
     if async_compile is None:
         return
-    children: dict[str, list[str]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):  # bytes: a process's name need not be UTF-8
         with contextlib.suppress(OSError, IndexError):
-            children.setdefault(stat.read_text().rsplit(")", 1)[1].split()[1], []).append(stat.parent.name)
-    family = list(children.get(str(os.getpid()), []))
+            children.setdefault(int(stat.read_bytes().rsplit(b")", 1)[1].split()[1]), []).append(int(stat.parent.name))
+    family = list(children.get(os.getpid(), []))
+    killed = False
     for pid in family:
         family += children.get(pid, [])
         with contextlib.suppress(OSError):
             if b"_inductor/compile_worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                os.kill(int(pid), signal.SIGKILL)
-    async_compile.shutdown_compile_workers()
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+    if killed:  # torch's other start methods' workers are not matched: their shutdown would wait here, not at exit
+        async_compile.shutdown_compile_workers()

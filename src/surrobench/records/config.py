@@ -66,17 +66,17 @@ def mode_text(mode: str, settings: Mapping) -> str:
 SETTINGS_NOTE = "settings differ: BASE {}, NEW {}"
 
 
-def same_settings(sides: tuple[Mapping, Mapping], default_threads: tuple[int | None, int | None]) -> bool:
-    """Whether two sides' execution settings (:data:`EXEC_SETTINGS`, ``cudnn_benchmark``) are the same, one left to
-    its default (absent, None or False) being that default: off for a toggle, and for ``threads``, where a side sets
-    it, the count torch ran with by default on the other (``default_threads``: each record's, None where it holds
-    none): ``threads=2`` against a default of 2 is the same."""
+def same_settings(modes: tuple[str, str], sides: tuple[Mapping, Mapping], default_threads: tuple) -> bool:
+    """Whether two sides' modes and execution settings (:data:`EXEC_SETTINGS`, ``cudnn_benchmark``) are the same, a
+    setting left to its default (absent, None or False) being that default: off for a toggle, and for ``threads``,
+    where a side sets it, the count torch ran with by default on the other (``default_threads``: each record's, None
+    where it holds none): ``threads=2`` against a default of 2 is the same."""
     fill = any(s.get("threads") for s in sides)
     a, b = (
         {k: s.get(k) or (t if fill and k == "threads" else None) for k in (*EXEC_SETTINGS, "cudnn_benchmark")}
         for s, t in zip(sides, default_threads)
     )
-    return a == b
+    return modes[0] == modes[1] and a == b
 
 
 class InputSpec(NamedTuple):

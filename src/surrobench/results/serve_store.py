@@ -118,7 +118,8 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     ((b_lo, b_hi), (n_lo, n_hi)), noise, verdict = judge_capacities(best[0], best[1], base.target_p99_ms)
     base_rps, new_rps = (b.capacity_offered_rps() if b.capacity.failing_rps != 0 else (None, None) for b in best)
     ran = tuple(mode_text(r.workload["mode"], r.workload) for r in (base, new))
-    same = same_settings((base.workload, new.workload), (base.env.get("torch_threads"), new.env.get("torch_threads")))
+    threads = (base.env.get("torch_threads"), new.env.get("torch_threads"))
+    same = same_settings((base.workload["mode"], new.workload["mode"]), (base.workload, new.workload), threads)
     return CapacityComparison(
         base.run_id,
         new.run_id,
