@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import io
 from collections.abc import Mapping, Sequence
 import html
@@ -22,7 +21,7 @@ from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import ENV_COLUMNS, OP_DIFF_COLUMNS, UNMATCHED_COLUMNS, comparison_columns
 from surrobench.report.comparison import comparison_rows, op_diff_rows, pair_label, sections, summary_line
-from surrobench.records.run import WARNINGS_KEY, RunRecord, placement, scaling_rows
+from surrobench.records.run import WARNINGS_KEY, RunRecord, created_now, placement, scaling_rows
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
 
@@ -253,11 +252,10 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
         f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>' for i, (title, html) in enumerate(sections)
     )
     runs = ", ".join(r.run_id for r in (*data.runs, *data.serve_runs))
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>surrobench report: {escape(runs)}</title><style>{_CSS}</style></head><body>"
-        f'<h1>surrobench report</h1><p class="muted">runs {escape(runs)}; generated {created} by surrobench '
+        f'<h1>surrobench report</h1><p class="muted">runs {escape(runs)}; generated {created_now()} by surrobench '
         f"{escape(__version__)}</p><ul>{toc}</ul>\n{body}\n</body></html>\n"
     )
 

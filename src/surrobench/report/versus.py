@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 from matplotlib.figure import Figure
 
+from surrobench.records.run import created_now
 from surrobench.records.versus import MATCHED, VersusRecord
 from surrobench.report.plots import plain_log, plain_text
 from surrobench.report.versus_tables import LEVEL_COLUMNS, SURROGATE_COLUMNS, level_rows, rollout_rows, summary_line
@@ -48,7 +47,7 @@ def versus_page(record: VersusRecord) -> str:
     """One self-contained HTML page: the Pareto plot and the tables."""
     from surrobench.report.html import _CSS, _figure, _table, escape
 
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    created = created_now()
     parts = [
         _figure(pareto_figure(record), "solver error-time front and the surrogate"),
         f"<p>{escape(summary_line(record))}</p>",
