@@ -9,7 +9,6 @@ interval, crossover): :mod:`surrobench.analysis.versus`.
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +20,7 @@ from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, reque
 from surrobench.execution.versus import time_solver, time_surrogate
 from surrobench.records.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
 from surrobench.records.config import EXEC_SETTINGS
+from surrobench.records.run import created_now
 from surrobench.records.versus import Accuracy, SolverLevel, SurrogateResult, VersusRecord
 from surrobench.workload.loader import _import_target, live_surrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec
@@ -275,6 +275,6 @@ def _record(
         amortize_calls=amortize_calls,
         levels=levels,
         surrogates=tuple(results),
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        created=created_now(),
         environment={"torch": torch.__version__, **({"gpu": torch.cuda.get_device_name()} if device == "cuda" else {})},
     )
