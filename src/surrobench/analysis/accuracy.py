@@ -81,17 +81,12 @@ class AccuracyVerdict(schemas.Plain):
     ref_fp64_rmse: float | None = None
 
 
-def _wide(t: torch.Tensor) -> torch.Tensor:
-    """``t`` in float64 (complex128 for complex), its logical layout kept."""
-    import torch
-
-    return t.detach().to(torch.complex128 if t.is_complex() else torch.float64)
-
-
 def _compare(y: torch.Tensor, ref: torch.Tensor) -> OutputError:
     import torch
 
-    y64, r64 = _wide(y), _wide(ref)
+    from surrobench.execution.reference import as_fp64
+
+    y64, r64 = as_fp64(y), as_fp64(ref)
     nonfinite = int((~torch.isfinite(y64) & torch.isfinite(r64)).sum().item())
     diff = (y64 - r64).abs()
     max_abs = float(diff.max().item()) if diff.numel() else 0.0
@@ -101,7 +96,9 @@ def _compare(y: torch.Tensor, ref: torch.Tensor) -> OutputError:
 
 
 def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
-    d = (_wide(a) - _wide(b)).abs()
+    from surrobench.execution.reference import as_fp64
+
+    d = (as_fp64(a) - as_fp64(b)).abs()
     return math.sqrt(float((d * d).mean().item())) if d.numel() else 0.0
 
 

@@ -15,10 +15,11 @@ from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import PreparedModel, config_inputs
 
 
-def _wide(t: torch.Tensor) -> torch.Tensor:
+def as_fp64(t: torch.Tensor) -> torch.Tensor:
+    """``t`` detached in float64 (complex128 for complex), its logical layout kept; another dtype (an index) as is."""
     if t.is_complex():
-        return t.to(torch.complex128)
-    return t.to(torch.float64) if t.is_floating_point() else t
+        return t.detach().to(torch.complex128)
+    return t.detach().to(torch.float64) if t.is_floating_point() else t
 
 
 def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object, object | None, str | None]:
@@ -34,8 +35,8 @@ def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object,
         try:
             wide = copy.deepcopy(prepared.module)
             for p in list(wide.parameters()) + list(wide.buffers()):
-                p.data = _wide(p.data)
-            fp64 = clone_output(wide(*(_wide(t) for t in inputs)))
+                p.data = as_fp64(p.data)
+            fp64 = clone_output(wide(*(as_fp64(t) for t in inputs)))
         except Exception as exc:  # any model may refuse float64; the guard then uses rule 1 alone
             first_line = (str(exc).splitlines() or [""])[0]
             return fp32, None, f"no fp64 reference: {type(exc).__name__}: {first_line}"
