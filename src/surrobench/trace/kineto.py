@@ -20,7 +20,6 @@ _INT32_END = 1 << 31
 
 def load_kineto(path: Path) -> Timeline:
     """Load one Kineto trace file or a rank folder. Raises UsageError: bad path, file or ranks."""
-    path = Path(path)
     files = trace_files(path)
     return load_kineto_files(files, many=len(files) > 1, where=path)
 
@@ -63,7 +62,6 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
 
 def trace_files(path: Path) -> list[Path]:
     """``[path]`` for a file or pipe, a folder's sorted ``.json``/``.json.gz``. Raises UsageError: missing, device, socket, empty."""
-    path = Path(path)
     if file_kind(path) == "dir":
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))
         if not files:
