@@ -197,10 +197,8 @@ def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> S
         if n not in ("model", "sweep", "settings")
     ]
     check_keywords(sweep, list(dict.fromkeys(known)))
-    if isinstance(model, str):
-        return plan_sweep(sweep_request(model, **sweep))
-    if isinstance(model, Iterable) and not is_model_object(model):
-        names = list(model)
+    if isinstance(model, Iterable) and not is_model_object(model):  # a name (a str) or a list of names
+        names = model if isinstance(model, str) else list(model)
         if not all(isinstance(name, str) for name in names):
             raise UsageError("model: a list holds names only; give one model object per call")
         return plan_sweep(sweep_request(names, **sweep))
