@@ -1,6 +1,6 @@
 """Tables that fit the terminal without cutting a number or an id (rich cuts ``382.…`` or breaks ``severit y``):
-:func:`fit_table` never wraps ``keep`` columns, wraps text at spaces, drops ``minor`` columns (named by
-:func:`dropped_line`), and last stacks rows as ``field  value`` lines."""
+:func:`fit_table` never wraps ``keep`` columns, wraps text at spaces, drops ``minor`` columns (named in the
+caption), and last stacks rows as ``field  value`` lines."""
 
 from __future__ import annotations
 
@@ -92,11 +92,6 @@ def plain_table(
     return table
 
 
-def dropped_line(headers: Sequence[str], width: int) -> str:
-    """The caption of a table whose columns ``headers`` were left out to fit ``width`` terminal cells."""
-    return rich_escape(f"not shown at {width} columns: {', '.join(headers)} (a wider terminal or --json shows them)")
-
-
 def fit_table(
     columns: Sequence[Col],
     rows: Sequence[Sequence[str]],
@@ -127,7 +122,8 @@ def fit_table(
             return table
         dropped = [col.header for i, col in enumerate(columns) if i not in keep]
         if dropped:
-            caption = "\n".join(filter(None, (caption, dropped_line(dropped, width))))
+            shown = f"not shown at {width} columns: {', '.join(dropped)} (a wider terminal or --json shows them)"
+            caption = "\n".join(filter(None, (caption, rich_escape(shown))))
     natural = [_natural(columns[i], [row[i] for row in rows]) for i in keep]
     sizes = None if width is None else _share(width - total(), [need[i] for i in keep], natural)
     table = Table(title=title, caption=caption)
