@@ -183,9 +183,11 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
     if isinstance(pair, ComparedServeRuns):
         return [capacity_table(pair, width)]
     if not isinstance(pair, ComparedRuns):  # two versus records
-        from surrobench.report.versus_tables import versus_comparison_table
+        from surrobench.report.versus_tables import COMPARISON_COLUMNS, versus_comparison_rows
 
-        return [versus_comparison_table(pair)]
+        title = "versus: speedup at equal accuracy, BASE vs NEW (95% intervals over cases)"
+        rows = versus_comparison_rows(pair)
+        return [plain_table(COMPARISON_COLUMNS, rows, title=title, right=COMPARISON_COLUMNS[1:], escape=True)]
     scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in _scaling_sides(pair.base, pair.new)]
     return comparison_tables(pair.comparison, width=width) + scaling
 

@@ -150,9 +150,3 @@ def versus_comparison_rows(pair) -> list[list[str]]:
         ]
         for r in pair.rows
     ]
-
-
-def versus_comparison_table(pair) -> Table:
-    title = "versus: speedup at equal accuracy, BASE vs NEW (95% intervals over cases)"
-    rows = versus_comparison_rows(pair)
-    return plain_table(COMPARISON_COLUMNS, rows, title=title, right=COMPARISON_COLUMNS[1:], escape=True)
