@@ -112,19 +112,16 @@ def cost_line(counters: dict) -> str:
     return f"counters: {cost}" + (f" ({covered:.1%} of kernel time)" if covered is not None else "")
 
 
-def counters_rich(counters: dict, width: int | None = None, label: str = "") -> Table:
-    """The longest launches as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = fit_columns(COUNTER_COLUMNS, [c for c in COUNTER_COLUMNS if c not in _NUMBERS], _COUNTER_MINOR)
-    rows = [list(map(rich_escape, row)) for row in counter_rows(counters)]
-    shown = f"{len(rows)} of {len(counters['kernels'])}" if len(rows) < len(counters["kernels"]) else len(rows)
-    title = f"{label + ': ' if label else ''}Nsight Compute counters, {shown} launches (longest first)"
-    return fit_table(columns, rows, width, title=rich_escape(title))
-
-
 def counters_renderables(by_label: dict[str, dict], width: int | None = None) -> list[Table | Text]:
-    """Per measured config (``{label: counters JSON}``) its table and cost line."""
+    """Per measured config (``{label: counters JSON}``) its longest launches as a rich table fitted to ``width``
+    (:func:`~surrobench.report.fit.fit_table`) and its cost line."""
+    columns = fit_columns(COUNTER_COLUMNS, [c for c in COUNTER_COLUMNS if c not in _NUMBERS], _COUNTER_MINOR)
     out: list[Table | Text] = []
     for label, counters in by_label.items():
-        if counters["problem"] is None and counters["kernels"]:
-            out += [counters_rich(counters, width, label=label), Text(cost_line(counters))]
+        if counters["problem"] is not None or not counters["kernels"]:
+            continue
+        rows = [list(map(rich_escape, row)) for row in counter_rows(counters)]
+        shown = f"{len(rows)} of {len(counters['kernels'])}" if len(rows) < len(counters["kernels"]) else len(rows)
+        title = f"{label + ': ' if label else ''}Nsight Compute counters, {shown} launches (longest first)"
+        out += [fit_table(columns, rows, width, title=rich_escape(title)), Text(cost_line(counters))]
     return out
