@@ -335,16 +335,6 @@ def roofline_points(rows: list[dict], intensity: str) -> list[tuple[float, float
     return [(r[intensity], r["achieved_tflops"]) for r in rows if r[intensity] and r["achieved_tflops"]]
 
 
-def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
-    """The memory roof and a compute roof per usable precision of ``precisions``."""
-    peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
-    memory = x * ceilings.copy_gbps / 1e3
-    top = np.minimum(memory, max(peaks.values())) if peaks else memory
-    ax.plot(x, top, color="black", lw=1, label=f"memory copy {ceilings.copy_gbps:.0f} GB/s")
-    for p, peak in peaks.items():
-        ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:.3g} TFLOP/s")
-
-
 def roofline_figure(
     measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
 ) -> Figure | None:
@@ -365,12 +355,18 @@ def roofline_figure(
             fill = colors[label] if kind == MEASURED_LABEL else "none"
             style = dict(marker=_SERIES_MARKERS[kind], facecolors=fill, edgecolors=colors[label], s=28)
             ax.scatter(ai, tflops, **style, label=plain(f"{kind}: {label}"))
-        if ceilings is not None:
+        if ceilings is not None:  # the memory roof and a compute roof per usable precision drawn
             every = [p for _, _, points in series for p in points]
             lo, hi = min(p[0] for p in every), max(p[0] for p in every)
             x = np.geomspace(lo / 4, hi * 4, 64)
             precisions = {k["precision"] for c in measured.values() for k in c["kernels"] if k["precision"]}
-            _roofs(ax, ceilings, precisions | {r["precision"] for r in estimated.values()}, x)
+            precisions |= {r["precision"] for r in estimated.values()}
+            peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
+            memory = x * ceilings.copy_gbps / 1e3
+            top = np.minimum(memory, max(peaks.values())) if peaks else memory
+            ax.plot(x, top, color="black", lw=1, label=f"memory copy {ceilings.copy_gbps:.0f} GB/s")
+            for p, peak in peaks.items():
+                ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:.3g} TFLOP/s")
         ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="TFLOP/s")
         ax.set_title(plain(title or "roofline"))
         for axis in (ax.xaxis, ax.yaxis):
