@@ -369,7 +369,6 @@ def roofline_figure(
                 ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:.3g} TFLOP/s")
         ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="TFLOP/s")
         ax.set_title(plain(title or "roofline"))
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+        plain_log(ax.xaxis, ax.yaxis)
         ax.legend(fontsize="x-small", loc="lower right")
     return fig
