@@ -24,7 +24,7 @@ from surrobench.records.run import created_now
 from surrobench.records.versus import Accuracy, SolverLevel, SurrogateResult, VersusRecord
 from surrobench.workload.loader import _import_target, live_surrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec
-from surrobench.workload.zoo import get_surrogate
+from surrobench.workload.zoo import all_surrogates
 
 REQUIRED = ("levels", "solve", "cases", "inputs")
 
@@ -89,12 +89,8 @@ def _surrogate_of(problem, model) -> tuple[object, bool]:
         if factory is None:
             raise UsageError.bad("model", "none given and the problem has no surrogate factory (docs/versus.md)")
         return live_surrogate(factory), getattr(problem, "trained", True) is False
-    if isinstance(model, str):
-        try:
-            get_surrogate(model)
-            return resolve_model(model), True  # a zoo name: random weights
-        except UsageError:
-            return resolve_model(model), False
+    if isinstance(model, str):  # a zoo name: random weights
+        return resolve_model(model), model in {s.info.name for s in all_surrogates()}
     return live_surrogate(model), False
 
 
