@@ -21,10 +21,10 @@ _INT32_END = 1 << 31
 def load_kineto(path: Path) -> Timeline:
     """Load one Kineto trace file or a rank folder. Raises UsageError: bad path, file or ranks."""
     files = trace_files(path)
-    return load_kineto_files(files, many=len(files) > 1, where=path)
+    return load_kineto_files(files, many=len(files) > 1)
 
 
-def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None) -> Timeline:
+def load_kineto_files(files: list[Path], many: bool, workers: int | None = None) -> Timeline:
     """Load ``files`` into one timeline (``many``: ranks of one run). Raises UsageError as :func:`load_kineto`."""
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
@@ -36,9 +36,7 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
             meta = read_chrome_trace(file, conv.on_events)
         rank = _rank(meta, file, many=many)
         if rank in ranks:
-            raise UsageError(
-                f"{file}: rank {rank} appears twice in {where or files[0].parent}; keep one trace per rank"
-            )
+            raise UsageError(f"{file}: rank {rank} appears twice in {file.parent}; keep one trace per rank")
         ranks.append(rank)
         conv.flush(rank)
         props = meta.get("deviceProperties")
