@@ -32,7 +32,8 @@ def load_trace(path: Path | str) -> Timeline:
                 f"{path}: not an SQLite file (it does not start with the SQLite header); "
                 "export the report with `nsys export --type sqlite`"
             )
-    return kineto.load_kineto(path)
+    files = kineto.trace_files(path)  # one file or pipe, or a folder's rank traces
+    return kineto.load_kineto_files(files, many=len(files) > 1)
 
 
 __all__ = ["Timeline", "load_trace"]

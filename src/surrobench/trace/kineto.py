@@ -18,14 +18,8 @@ _TRACE_SUFFIXES = (".json", ".json.gz")
 _INT32_END = 1 << 31
 
 
-def load_kineto(path: Path) -> Timeline:
-    """Load one Kineto trace file or a rank folder. Raises UsageError: bad path, file or ranks."""
-    files = trace_files(path)
-    return load_kineto_files(files, many=len(files) > 1)
-
-
 def load_kineto_files(files: list[Path], many: bool, workers: int | None = None) -> Timeline:
-    """Load ``files`` into one timeline (``many``: ranks of one run). Raises UsageError as :func:`load_kineto`."""
+    """Load ``files`` into one timeline (``many``: ranks of one run). Raises UsageError: bad file or ranks."""
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:
