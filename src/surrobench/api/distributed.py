@@ -33,7 +33,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.ranked import run_config_together
-from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
+from surrobench.execution.ranks import RankEnv, RankGroups, device_uuid, init_groups
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_environment
 from surrobench.results.scaling import PARALLEL_MODES, comm_breakdown, comm_ms_per_step, placed, step_result
@@ -348,4 +348,5 @@ def run_on_ranks(
             if store is not None:
                 store.close()
     finally:
-        close_groups()
+        if dist.is_initialized():  # torch.distributed torn down, every group with it
+            dist.destroy_process_group()

@@ -123,12 +123,6 @@ def init_groups(env: RankEnv, device: str) -> RankGroups:
     return RankGroups(dist.group.WORLD, control, solo if env.rank == 0 else None)
 
 
-def close_groups() -> None:
-    """Tear torch.distributed down (every group with it); a no-op when it was never started."""
-    if dist.is_initialized():
-        dist.destroy_process_group()
-
-
 def device_uuid() -> str | None:
     """The UUID of the current CUDA device (``GPU-...``, as ``nvidia-smi -L`` prints it), None on CPU."""
     if not torch.cuda.is_available():
