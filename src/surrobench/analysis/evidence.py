@@ -47,8 +47,8 @@ class ConfigEvidence:
 
     def step_ms(self) -> float | None:
         """One step, ms: unprofiled median, else profiled step, else op time per step (a lower bound)."""
-        if self.result is not None and self.result.latency_ms is not None:
-            return self.result.latency_ms.median
+        if self.timed_ms is not None:
+            return self.timed_ms
         if self.facts is not None and self.facts.step_ms:
             return self.facts.step_ms
         if self.op_table is not None and self.op_table.total_us > 0:
@@ -71,9 +71,9 @@ class ConfigEvidence:
 
     def idle_cap_ms(self, idle_ms: float) -> float:
         """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""
-        if self.result is None or self.result.latency_ms is None or self.facts is None:
+        if self.timed_ms is None or self.facts is None:
             return idle_ms
-        return min(idle_ms, max(self.result.latency_ms.median - self.facts.gpu_busy_ms, 0.0))
+        return min(idle_ms, max(self.timed_ms - self.facts.gpu_busy_ms, 0.0))
 
 
 def per_call_us(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:

@@ -24,7 +24,7 @@ def case_timing(latency_ms: np.ndarray, n_cases: int, scale: float = 1.0) -> Tim
     median (:func:`surrobench.analysis.versus.aggregate`) and its percentile-bootstrap interval over cases."""
     x = np.asarray(latency_ms) * scale
     per_case = np.array([np.median(x[c::n_cases]) for c in range(n_cases)])
-    return Timing(float(np.median(per_case)), bootstrap_ci(per_case, np.median), tuple(per_case.tolist()))
+    return Timing(float(np.median(per_case)), bootstrap_ci(per_case), tuple(per_case.tolist()))
 
 
 def time_solver(

@@ -63,7 +63,7 @@ class LatencyStats(schemas.Plain):
             min=float(x.min()),
             max=float(x.max()),
             iqr=float(p75 - p25),
-            ci95_median=bootstrap_ci(x, np.median, rounds=rounds),
+            ci95_median=bootstrap_ci(x, rounds=rounds),
         )
 
     @property
@@ -77,9 +77,9 @@ def ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
-def bootstrap_ci(x: np.ndarray, statistic, *, rounds: int = 1) -> tuple[float, float]:
+def bootstrap_ci(x: np.ndarray, *, rounds: int = 1) -> tuple[float, float]:
     """Percentile-bootstrap 95% confidence interval (Efron & Tibshirani 1993, ch. 13; :data:`BOOTSTRAP_RESAMPLES`
-    resamples) of ``statistic`` over the 1-D sample ``x``.
+    resamples) of the median of the 1-D sample ``x``.
 
     Percentile rather than BCa: BCa's jackknife degenerates on samples with many ties (quantized timer
     readings), the percentile interval does not. One sample gives the degenerate interval (x0, x0).
@@ -87,14 +87,14 @@ def bootstrap_ci(x: np.ndarray, statistic, *, rounds: int = 1) -> tuple[float, f
     """
     x = np.asarray(x, dtype=np.float64).ravel()
     if x.size < 2 or np.all(x == x[0]):
-        v = float(statistic(x))
+        v = float(np.median(x))
         return (v, v)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     if rounds > 1:
         drawn = two_stage_resamples(x, rounds, BOOTSTRAP_RESAMPLES, rng)
     else:  # the indices scipy.stats.bootstrap(method="percentile") draws, without its import (0.5-1 CPU s)
         drawn = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))]
-    lo, hi = np.percentile(statistic(drawn, axis=-1), [2.5, 97.5])
+    lo, hi = np.percentile(np.median(drawn, axis=-1), [2.5, 97.5])
     return (float(lo), float(hi))
 
 

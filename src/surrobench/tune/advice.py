@@ -30,7 +30,7 @@ from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
 from surrobench.tune.request import OptimizeRequest
-from surrobench.tune.trials import Trials
+from surrobench.tune.trials import FIRST_COMPILE_S, Trials
 
 #: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
 #: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
@@ -122,11 +122,11 @@ def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
     """Why ``recipe`` waits: the first compiled candidate, with less than a first compilation left (its ``setup_s`` in
-    :attr:`Trials.stored` where an optimization of the config compiled it, else :meth:`Trials.first_compile`), or ""."""
+    :attr:`Trials.stored` where an optimization of the config compiled it, else :data:`FIRST_COMPILE_S`'s), or ""."""
     first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
     cited = (trials.stored or {}).get(remedy_parts(recipe.name), {})
     setup = cited.get("setup_s")
-    (need, where), left = trials.first_compile(), max(trials.budget_end - trials.clock(), 0.0)
+    (need, where), left = FIRST_COMPILE_S[trials.bench.device], max(trials.budget_end - trials.clock(), 0.0)
     took = f"{setup:.3g} s in optimization {cited['optimize_id']}" if setup else f"up to {need:g} s on {where}"
     if not first or (setup or need) <= left:
         return ""

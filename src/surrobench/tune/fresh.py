@@ -137,7 +137,7 @@ PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int, device: str) -> float:
     """Seconds one fresh pair takes: per side (baseline, recipe) :data:`PROCESS_START_S`, ``setup_ms`` as measured
     here (an upper bound: the shared compile cache speeds a fresh one) and ``calls`` calls at ``call_ms``."""
-    start = PROCESS_START_S.get(device, max(PROCESS_START_S.values()))
+    start = PROCESS_START_S[device]
     return sum(start + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 

@@ -94,10 +94,6 @@ class Trials:
         ran = [state(c.name) for c in self.done if c.time_s and compiles(c.name)]
         return compiles(recipe.name) and bool(ran) and state(recipe.name) not in ran
 
-    def first_compile(self) -> tuple[float, str]:
-        """:data:`FIRST_COMPILE_S` of the bench's device."""
-        return FIRST_COMPILE_S["cpu" if self.bench.device == "cpu" else "cuda"]
-
     def crowds(self, recipe: Recipe) -> str:
         """Why ``recipe`` is tried last (:meth:`crowded_turns`): more threads than the cores other processes left free
         (:meth:`~surrobench.tune.bench.Bench.free_cores`, read now), spinning on cores others hold; else ""."""
@@ -119,12 +115,12 @@ class Trials:
     def expected_s(self, recipe: Recipe) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
         (0 before one); the first compiled one (cold) left out once there is a second, else counted at
-        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: :meth:`first_compile`
-        or the first compiled one's time, the longer."""
+        :data:`WARM_COMPILE_FRACTION`; one that :meth:`recompiles`, as a first compilation: its device's
+        :data:`FIRST_COMPILE_S` or the first compiled one's time, the longer."""
         compiled = compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
         if self.recompiles(recipe):
-            return max(self.first_compile()[0], like[0])
+            return max(FIRST_COMPILE_S[self.bench.device][0], like[0])
         if compiled and like:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
