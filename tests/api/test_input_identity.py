@@ -146,6 +146,23 @@ def test_diagnose_cites_the_optimization_of_its_own_inputs_only(tmp_path):
     assert measured[n64.label()]["inputs"] == [spec.to_json() for spec in n64.inputs]
 
 
+def test_diagnose_cites_the_optimization_of_its_own_settings_only(tmp_path):
+    """A fresh-user trial: a ``--threads 1`` diagnose cited the optimization of the default-threads config (its
+    "threads=1 1.005x" among them): two optimizations of one workload differing only in threads each belong to
+    their own config, and a config of another precision or mode has none."""
+    db = tmp_path / "r.db"
+    run = surrobench.benchmark("fno2d", shapes=[8], db=db, **SMALL)
+    (timed,) = run.results
+    plain = replace(timed, extra=timed.extra | {"torch_threads": 2})  # torch's default here: 2 threads
+    one = replace(plain, extra=plain.extra | {"threads": 1, "torch_threads": 1})
+    with ResultStore(db) as store:
+        _store_optimization(store, run.run_id, plain, "threads=1", "2026-12-01T00:00:00+00:00")
+        _store_optimization(store, run.run_id, one, "compile", "2026-12-02T00:00:00+00:00")  # newer
+        assert [e["recommended"] for e in measured_for(store, (plain,)).values()] == [["threads=1"]]
+        assert [e["recommended"] for e in measured_for(store, (one,)).values()] == [["compile"]]
+        assert measured_for(store, (replace(plain, precision="bf16"), replace(one, mode="compile"))) == {}
+
+
 def test_an_optimize_v1_entry_is_cited_for_a_single_input_config_only(tmp_path):
     db = tmp_path / "r.db"
     multi = surrobench.benchmark(BranchTrunk(), shapes=[16], db=db, **SMALL)

@@ -146,7 +146,7 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
         )
         (entry,) = doc["configs"]
         base = _base()
-        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        got = optimized_configs(store, base)
         assert got[0] == entry | {"optimize_id": "o1", "tolerance": doc["tolerance"]}  # newest first
         assert [e["optimize_id"] for e in got] == ["o1", "o0"]
         bad = copy.deepcopy(doc)
@@ -158,7 +158,7 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
         with pytest.raises(UsageError, match=r"configs\[0\]\.batch: expected a whole number >= 0, got 'one'"):
             find_optimization(store, "o1")
         with pytest.raises(UsageError, match=r"config\.batch: expected a whole number >= 0, got 'one'"):
-            optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+            optimized_configs(store, base)
 
 
 def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
@@ -170,16 +170,16 @@ def test_the_newest_complete_optimization_is_the_one_cited(tmp_path):
     with ResultStore(tmp_path / "o.db") as store:
         add_optimization(store, doc)
         add_optimization(store, cut)
-        (got,) = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        (got,) = optimized_configs(store, base)
         assert got["recommended"] == ["threads=1"]
         add_optimization(store, cut | {"interrupted": False})  # once it finished, it is the newest
-        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        got = optimized_configs(store, base)
         assert [(e["optimize_id"], e["recommended"]) for e in got] == [("o2", ["bf16"]), ("o1", ["threads=1"])]
         failed = copy.deepcopy(doc) | {"optimize_id": "o3", "created": "2026-12-03T00:00:00+00:00"}
         failed["configs"][0] |= {"error": "ValueError: the factory raised", "candidates": [], "recommended": []}
         failed["configs"][0]["baseline"] |= {"median_ms": None, "p95_ms": None, "setup_s": None}
         add_optimization(store, failed)  # a baseline that never ran: nothing measured to cite
-        got = optimized_configs(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+        got = optimized_configs(store, base)
         assert [e["optimize_id"] for e in got] == ["o2", "o1"]
 
 

@@ -125,14 +125,6 @@ def inputs_of(d: Mapping) -> tuple[InputSpec, ...]:
     return (InputSpec(tuple(d["input_shape"]), None),) if d["input_shape"] else ()
 
 
-def same_inputs(a: tuple[InputSpec, ...], b: tuple[InputSpec, ...]) -> bool:
-    """Whether ``a`` and ``b`` name the same inputs: as many, each of the same shape, and of the same dtype
-    where both record one (a legacy record's one input matches a config of that one input alone)."""
-    return len(a) == len(b) and all(
-        x.shape == y.shape and (x.dtype is None or y.dtype is None or x.dtype == y.dtype) for x, y in zip(a, b)
-    )
-
-
 class ConfigKey(NamedTuple):
     """(model, primary input shape as executed with the batch, e.g. ``(2, 3, 64, 64)``, batch, precision, device,
     mode, every input's :class:`InputSpec`, the primary one first: DeepONet-like ``(u(B, 100), y(N, 2))`` at two N

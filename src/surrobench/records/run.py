@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text
-from surrobench.records.config import mode_text
+from surrobench.records.config import mode_text, same_settings
 from surrobench.records.paired import PairedSamples, split_rounds
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
@@ -242,6 +242,15 @@ class ConfigResult:
         return ConfigKey(
             self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode, self.inputs
         )
+
+    def same_config(self, other: ConfigResult) -> bool:
+        """Whether ``other`` ran this config as this ran it: the same :meth:`key`, as many inputs of the same shapes and
+        dtypes where both record one (a legacy record's one input matches), and ``same_settings`` (torch's default)."""
+        threads = (self.extra.get("torch_threads"), other.extra.get("torch_threads"))
+        same = same_settings((self.mode, other.mode), (self.extra, other.extra), threads)
+        same = same and self.key()[:-1] == other.key()[:-1] and len(self.inputs) == len(other.inputs)  # inputs: below
+        pairs = zip(self.inputs, other.inputs)
+        return same and all(a.shape == b.shape and (a.dtype == b.dtype or None in (a.dtype, b.dtype)) for a, b in pairs)
 
     def with_top_op(self, name: str, share: float) -> "ConfigResult":
         """A copy with ``top_op`` set (share of device time, a fraction in [0, 1])."""

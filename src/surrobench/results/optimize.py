@@ -25,8 +25,7 @@ import numpy as np
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import RESULT_SETTINGS, ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
 from surrobench.records.paired import MIN_ROUNDS, PairedSamples, Speedup
@@ -251,7 +250,7 @@ class ConfigOptimization:
         b = self.baseline
         return {
             **b.key().identity_json(),
-            "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
+            "settings": {k: b.extra[k] for k in RESULT_SETTINGS if b.extra.get(k) not in (None, False)},
             "label": b.label(),
             "error": self.error,
             "baseline": {**_timing_json(b), "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},

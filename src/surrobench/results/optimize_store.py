@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from surrobench.records import schemas
-from surrobench.records.config import InputSpec, inputs_of, same_inputs
+from surrobench.records.run import ConfigResult
 from surrobench.records.serve import CapacityOptimization
 from surrobench.errors import UsageError
 from surrobench.results.optimize import CONFIGS, OptimizeReport, config_from_json
@@ -84,14 +84,11 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
     return [_optimization(store, row["report_json"]) for row in rows]
 
 
-def optimized_configs(
-    store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str, inputs: tuple[InputSpec, ...]
-) -> list[dict]:
-    """The optimize config objects stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`) and whose baseline ran (``ok``; a factory that raised measured
-    nothing), of optimizations that finished, not interrupted, newest first;
-    each checked as a config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`), written as
-    optimize-v3 with its optimization's ``optimize_id`` and ``tolerance``.
+def optimized_configs(store: ResultStore, result: ConfigResult) -> list[dict]:
+    """The optimize config objects stored whose baseline ran (``ok``; a factory that raised measured nothing) the config
+    ``result`` as it ran (:meth:`~surrobench.records.run.ConfigResult.same_config`), of optimizations that finished,
+    newest first; each checked as a config of its report's schema (:data:`~surrobench.results.optimize.CONFIGS`),
+    written as optimize-v3 with its optimization's ``optimize_id`` and ``tolerance``.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
@@ -102,7 +99,7 @@ def optimized_configs(
         " JOIN optimizations o ON o.optimize_id = c.optimize_id"
         " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ?"
         " AND json_extract(o.report_json, '$.interrupted') IS NOT 1 ORDER BY o.created DESC",
-        (model, json.dumps(list(input_shape)), batch, device),
+        (result.model, json.dumps(list(result.input_shape)), result.batch, result.device),
     )
     found = []
     for config_json, schema, optimize_id, tolerance in rows:
@@ -110,7 +107,7 @@ def optimized_configs(
             entry = json.loads(config_json)
             schemas.check(entry, CONFIGS, schema, "config")
         optimization = config_from_json(entry)
-        if same_inputs(inputs_of(entry), inputs) and optimization.baseline.status == "ok":  # else it measured nothing
+        if optimization.baseline.status == "ok" and optimization.baseline.same_config(result):
             found.append(optimization.to_json() | {"optimize_id": optimize_id, "tolerance": tolerance})
     return found
 

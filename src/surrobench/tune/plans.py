@@ -13,7 +13,6 @@ from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import config_result, failed_result, planned_inputs, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
 from surrobench.execution.sweep import resolve_device, sweep_warnings
@@ -187,17 +186,6 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
     """``{config label: the optimize config object cited}`` (:func:`~surrobench.results.measured_remedies.cited_entry`)
-    for the configs of ``results`` that were optimized, but not one that runs its recipe already
-    (:func:`_runs_recipe`): never advised what it has."""
-    found = [(r, optimized_configs(store, r.model, r.input_shape, r.batch, r.device, r.inputs)) for r in results]
-    return {r.label(): cited_entry(e) for r, e in found if e and not _runs_recipe(r, e[0]["recommended"])}
-
-
-def _runs_recipe(result: ConfigResult, names: list[str]) -> bool:
-    """Whether ``result`` ran every setting of the remedies ``names`` (its mode and precision, the others in its
-    ``extra``); False without a recipe or with a remedy not tried on this host."""
-    known = {r.name: r for r in candidate_remedies(result.device, thorough=True)}
-    if not names or any(n not in known for n in names):
-        return False
-    own = {"mode": result.mode, "precision": result.precision}
-    return all((own[k] if k in own else result.extra.get(k)) == v for n in names for k, v in known[n].settings)
+    for the configs of ``results`` that an optimization measured as they ran (its baseline the same config,
+    :meth:`~surrobench.records.run.ConfigResult.same_config`: one that runs a recipe is another config)."""
+    return {r.label(): cited_entry(e) for r in results if (e := optimized_configs(store, r))}
