@@ -9,6 +9,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from synthetic import config
+
+from surrobench.execution import sweep
 from surrobench.execution.env import busy_host_warning, fingerprint
 from surrobench.execution.host_facts import busy_others
 
@@ -50,3 +53,12 @@ def test_a_pinned_configs_others_are_counted_against_its_usable_cpus_not_the_hos
     pinned = SimpleNamespace(extra={"other_cpus": 1.0, "usable_cpus": 2})
     assert busy_others(pinned.extra) == 1.0 and busy_others({"other_cpus": 1.0, "usable_cpus": 8}) is None
     assert _figures(busy_host_warning(None, 8, 1, [pinned.extra])) == ["1.0", "2", "1"]
+
+
+def test_no_busy_host_warning_where_nothing_was_timed(monkeypatch):
+    """A fresh-user trial: a model that raises was timed nowhere, yet run, optimize and diagnose warned "timings are
+    noisy" on a busy host; a config that was timed still gets the warning."""
+    monkeypatch.setattr(sweep, "host_load", lambda: (7.9, 2))
+    failed = config((), status="error")
+    assert not [w for w in sweep.sweep_warnings([failed], 2) if w.startswith("busy host")]
+    assert [w for w in sweep.sweep_warnings([failed, config([1.0, 1.1, 1.0])], 2) if w.startswith("busy host")]

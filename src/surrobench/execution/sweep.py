@@ -359,11 +359,12 @@ def _run_rounds(
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops, a busy host (at ``threads``; None: this process's), noise, forward flags."""
+    """Failed configs, clock drops, a busy host if timed (at ``threads``; None: ours), noise, forward flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), (r.extra for r in results))
+    timed = [r.extra for r in results if r.status == "ok"]  # none: no timing a busy host could spoil
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), timed) if timed else None
     warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
     noisy = [
         f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
