@@ -10,6 +10,7 @@ import torch
 from conftest import run_cli
 
 from surrobench.errors import UsageError
+from surrobench.report.findings import NO_FINDINGS_FAILED
 from surrobench.results.ceilings import load_ceilings
 
 FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
@@ -307,6 +308,9 @@ def test_a_config_that_failed_is_the_headline_and_exit_3(tmp_path, capsys):
     assert run_cli(argv) == 3
     printed = capsys.readouterr().out
     assert printed.startswith("failed: ") and printed.index("factory fails") < printed.index("diagnosis of run")
+    assert (
+        NO_FINDINGS_FAILED.split(";")[0] not in printed
+    )  # no config ran: not "no findings among the configs that ran"
     (failed,) = json.loads(out.read_text())["context"]["failed_configs"]
     assert failed["status"] == "error" and failed["batch"] == 1 and "factory fails" in failed["error"]
 

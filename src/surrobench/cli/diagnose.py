@@ -128,6 +128,8 @@ def diagnose(
     shown = findings_renderables(
         list(result.findings), result.title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
     )
+    if failed and len(failed) == len(result.run.results):  # none ran: the heading, not "no findings among" none
+        del shown[1:]
     for renderable in shown if result.findings or not result.cannot_judge else ():  # "cannot judge" said it, not "none"
         console.print(renderable)
     if failed:
