@@ -60,8 +60,8 @@ def summary_line(report: dict) -> str:
     return text
 
 
-def reading_lines(readings: dict) -> list[str]:
-    """The four readings as one sentence each (shares as percentages)."""
+def reading_lines(readings: dict, basis: str = "device") -> list[str]:
+    """The four readings as one sentence each (shares as percentages); ``basis`` the op table's (``cpu``: no memory)."""
     s, f, m, sh = readings["structure"], readings["fragmentation"], readings["memory"], readings["shapes"]
     if s["matches"] is None:
         structure = f"no expected categories for {s['model']}; leading category {s['top_category']}"
@@ -75,8 +75,10 @@ def reading_lines(readings: dict) -> list[str]:
     fragments = f"{parts} = {f['share']:.1%}" + (" -- fusion targets" if f["flagged"] else "")
     if f["kernel_count"] is not None:
         fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
-    if not m["available"]:
-        memory = f"not available (needs device kernels and profile_memory; a trace has none): {CPU_MEMORY}"
+    if not m["available"] and basis != "device":
+        memory = f"not read (a CPU profile records no memory per op): {CPU_MEMORY}"
+    elif not m["available"]:
+        memory = "not available (no device memory recorded per op)"
     elif not m["candidates"]:
         memory = "none"
     else:
@@ -114,7 +116,7 @@ def profile_renderables(reports: list[dict], top_n: int, width: int | None = Non
         columns = fit_columns(op_columns(report["op_table"]), ("op", "category", "input shapes"), _MINOR)
         rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
         out.append(fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}")))
-        out += [Text(plain(line)) for line in reading_lines(report["readings"])]
+        out += [Text(plain(line)) for line in reading_lines(report["readings"], report["op_table"]["basis"])]
         kernels = report.get("kernel_table")  # GPU runs (profile-v2 and later)
         if kernels and kernels["kernels"]:
             out.append(kernel_table_rich(kernels, width=width))
