@@ -122,7 +122,6 @@ def test_html_and_markdown_results_rows_share_their_cells():
             "mode",
             "median",
             "p95",
-            "device",
             "samples_per_s",
             "points_per_s",
             "peak_mib",
@@ -156,6 +155,8 @@ def test_html_and_markdown_results_rows_share_their_cells():
             + " |"
             in md
         )
+    assert "device ms" not in page  # a CPU run measures no device time: no column of "-" (a fresh-user trial)
+    assert "device ms" in report_page(Report(runs=(run("r-2", [replace(ok, device_ms=ok.latency_ms)]),)))
     assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == (
         "oom: the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked "
         "inference [CUDA out of memory]"

@@ -122,6 +122,7 @@ def _run_section(
 ) -> str:
     env = run.env
     columns = {**({"ranks": "ranks"} if any(placement(r) for r in run.results) else {}), **_RESULT_COLUMNS}
+    columns = {t: k for t, k in columns.items() if k != "device" or any(r.device_ms for r in run.results)}
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
