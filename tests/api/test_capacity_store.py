@@ -166,5 +166,5 @@ def test_history_says_an_interrupted_optimization_searched_not_optimized():
     from surrobench.report.history import contents
     from surrobench.results.store import RunSummary
 
-    row = RunSummary("o", "2026-12-06T00:00:00+00:00", None, "cpu", ("m",), 1, 0, kind="optimize")
-    assert contents(row).endswith("optimized") and contents(with_(row, state="interrupted")).endswith("searched")
+    row = RunSummary("o", "2026-12-06T00:00:00+00:00", None, "cpu", ("m",), 1, 0, kind="optimize", n_recipes=1)
+    assert contents(row).endswith("optimized") and contents(with_(row, state="interrupted")).endswith("1 recipe")

@@ -140,7 +140,9 @@ def test_history_lists_an_optimization_by_its_id_and_every_time_in_one_format(db
         "mine",
         1,
     )
-    assert contents(optimized) == "1 config optimized"
+    assert optimized.n_recipes == 0  # nothing recommended: searched, not "1 config optimized" (a fresh-user trial)
+    assert contents(optimized) == "1 config searched, 0 recipes"
+    assert contents(replace(optimized, n_recipes=1)) == "1 config optimized"
     # runs (UTC, with offset) and serve runs (stored as local time without one) in one format, newest first
     assert all(dt.datetime.fromisoformat(r.created).utcoffset() == dt.timedelta(0) for r in runs)
     assert [r.created for r in runs] == sorted((r.created for r in runs), reverse=True)

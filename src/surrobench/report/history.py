@@ -22,8 +22,9 @@ def _count(n: int, one: str, many: str) -> str:
 
 def contents(r: RunSummary) -> str:
     """What a run holds: ``12 configs, 3 failed``, ``2 configs, 1 interrupted``, ``2 policies, 6 loads``, ``2 configs
-    optimized`` (``searched`` when the optimization was cut short: its last config in part)."""
-    done = " optimized" if r.state == "complete" else " searched"
+    optimized`` (each given a recipe; else ``2 configs searched, 1 recipe``, and when the search was cut short)."""
+    recipes = _count(r.n_recipes, "recipe", "recipes")
+    done = " optimized" if r.state == "complete" and r.n_recipes == r.n_configs else f" searched, {recipes}"
     held = _count(r.n_configs, "config", "configs") + (done if r.kind == "optimize" else "")
     if r.kind == "serve":
         held = f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"

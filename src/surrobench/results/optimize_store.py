@@ -156,6 +156,7 @@ def optimization_summaries(
                 models=tuple(sorted({c["model"] for c in configs})),
                 n_configs=len(configs),
                 n_failed=sum(1 for c in configs if c.get("error")),
+                n_recipes=sum(1 for c in configs if c.get("recommended", doc.get("recipe"))),  # capacity: recipe
                 state="interrupted" if doc.get("interrupted") else "complete",
                 kind="optimize",
             )

@@ -269,9 +269,9 @@ class RunOwner:
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind`` ``run``
     (``n_configs`` timed, ``n_failed`` neither ``ok`` nor ``interrupted``, ``n_interrupted`` cut by Ctrl-C or a signal;
-    ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
-    ``serve`` (the model served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or
-    ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
+    ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``), ``serve`` (the model served, ``n_policies``
+    and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the optimization's id,
+    ``n_configs`` the configs searched, ``n_recipes`` those given a recipe)."""
 
     run_id: str
     created: str
@@ -285,6 +285,7 @@ class RunSummary:
     kind: str = "run"
     n_policies: int = 0
     n_points: int = 0
+    n_recipes: int = 0
 
 
 def prefix_pattern(prefix: str) -> str:
