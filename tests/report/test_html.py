@@ -181,12 +181,28 @@ def test_diagnosis_findings_are_in_the_run_section():
     assert page.index("<h3>Diagnosis</h3>") > page.index("Run base-1")
     empty = report_page(Report(runs=(base,), findings={"base-1": []}))
     assert "<h3>Diagnosis</h3>" in empty and "no findings" in empty and "launch_bound" not in empty
+    unjudged = {"label": "fno2d", "verdict": "cannot_judge", "reason": "timed, not profiled"}
+    cannot = report_page(Report(runs=(base,), findings={"base-1": []}, evidence_checks={"base-1": {"c": unjudged}}))
+    assert "cannot judge: fno2d" in cannot and "no findings" not in cannot  # not both (diagnose's exit 4)
     check = {"label": f"fno2d {EVIL}", "verdict": "unreliable", "reason": "profiled step 153.900 ms vs timed 0.934 ms"}
     ok = {"label": "unet2d", "verdict": "ok", "reason": ""}
     checks = {"base-1": {check["label"]: check, "unet2d": ok}}
     held = report_page(Report(runs=(base,), findings={"base-1": [finding]}, evidence_checks=checks))
     assert held.count("unreliable profile: fno2d") == 1 and "153.900 ms" in held and EVIL not in held
     assert held.index("unreliable profile") > held.index("<h3>Diagnosis</h3>") and "unet2d:" not in held
+
+
+def test_a_run_timed_not_profiled_cannot_be_judged_in_the_report_as_diagnose_says(tmp_path):
+    """A fresh-user trial: the report said "no findings above the report floor" under runs that ``diagnose --run``
+    calls "cannot judge ... timed, not profiled" (exit 4): the same check, and no "no findings" line."""
+    import surrobench
+
+    db = tmp_path / "r.db"
+    timed = surrobench.benchmark("fno2d", shapes=[8], batches=[1], device="cpu", warmup=1, iters=3, db=db)
+    data = build_report([timed.run_id], db=db)
+    (check,) = data.evidence_checks[timed.run_id].values()
+    assert check["verdict"] == "cannot_judge" and check["problems"] == ["not_profiled"]
+    assert "no findings above" not in report_page(data)  # its run-level findings, if any, are listed
 
 
 def test_report_command_diagnoses_each_run(tmp_path, capsys):

@@ -152,16 +152,16 @@ def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warn
     done = {ev.label for ev in evidence}
     profiled = [r.label() for r in cut.partial.reports if r.status != "ok" or r.label() in done]
     context = {**workload_context(record, evidence), "interrupted": True, "profiled": profiled}
-    _not_profiled(context, record, context["profiled"])
+    not_profiled(context["evidence_checks"], record, context["profiled"])
     cut.partial = Diagnosis(context, tuple(findings), tuple(warnings), _title(record), record)
     return cut
 
 
-def _not_profiled(context: dict, record: RunRecord, judged) -> list[str]:
+def not_profiled(checks: dict, record: RunRecord, judged) -> list[str]:
     """The configs of ``record`` timed but not among ``judged`` (no op table: a run's or optimize's, or cut off before
-    its profile), each given the ``not_profiled`` check in ``context["evidence_checks"]`` ("cannot judge")."""
+    its profile), each given the ``not_profiled`` check ("cannot judge") in ``checks``, a diagnosis's or report's."""
     timed = [r.label() for r in record.results if r.status == "ok" and r.label() not in judged]
-    context["evidence_checks"] |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
+    checks |= {t: EvidenceCheck(t, ("not_profiled",)).to_json() for t in timed}
     return timed
 
 
@@ -560,7 +560,7 @@ def diagnose(
                 served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
                 raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {k: v for k, v in workload_context(record, evidence).items() if k != "device_name"}
-        only = bool(_not_profiled(context, record, {ev.label for ev in evidence})) and not evidence
+        only = bool(not_profiled(context["evidence_checks"], record, {ev.label for ev in evidence})) and not evidence
         return Diagnosis(context, tuple(findings), tuple(warnings), _title(record, only), record)
     named_model(model, "diagnose")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)

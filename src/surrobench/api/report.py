@@ -163,14 +163,14 @@ def _diagnosis(
         )
         return findings, None, {}
     # api.diagnose, home of the stored run's diagnosis, imports torch (it also runs workloads): only here
-    from surrobench.api.diagnose import device_ceilings, diagnose_stored
+    from surrobench.api.diagnose import device_ceilings, diagnose_stored, not_profiled
 
     with ResultStore(db, read_only=True) as store:
         _, findings, _, evidence = diagnose_stored(record.run_id, store, thresholds)
     checks = {ev.label: checked(ev).to_json() for ev in evidence}
+    not_profiled(checks, record, checks)  # "cannot judge", as diagnose --run says, never "no findings"
     measured = {ev.label: ev.counters.to_json() for ev in evidence if ev.counters and ev.counters.kernels}
     estimated = {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}
-    if not measured and not estimated:
-        return findings, None, checks
     stored = next((ev.roofline.ceilings for ev in evidence if ev.roofline is not None), None)
-    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0] or stored), checks
+    roof = RunRoofline(measured, estimated, device_ceilings(record)[0] or stored) if measured or estimated else None
+    return findings, roof, checks

@@ -104,8 +104,9 @@ def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict
         return ""
     held = "".join(f"<p><strong>{escape(text)}</strong></p>" for text in evidence_check_texts(checks or {}))
     held += "".join(f'<p class="muted">note: {escape(note)}</p>' for note in notes)
-    if not findings:
-        return f"<h3>Diagnosis</h3>{held}<p>no findings above the report floor</p>"
+    if not findings:  # a config that cannot be judged (timed, not profiled) said so above: not "no findings"
+        judged = not any(c["verdict"] == "cannot_judge" for c in (checks or {}).values())
+        return f"<h3>Diagnosis</h3>{held}" + ("<p>no findings above the report floor</p>" if judged else "")
     return f"<h3>Diagnosis</h3>{held}" + _table(
         HEADER,
         [finding_row(f) for f in findings],
