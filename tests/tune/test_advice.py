@@ -629,10 +629,29 @@ def test_two_clauses_naming_one_remedy_give_its_measurement_once():
     clauses = (Clause("use every core", ("threads",), direction="up"), Clause("use all cores", ("threads",)))
     (found,) = attach_measured([_finding("compute_bound", None, *clauses, severity="info")], {LABEL: (two,)})
     assert [c.text for c in found.clauses] == [
-        f"use every core: measured, not advised ({two.text()})",
-        "use all cores: measured, not advised (threads=2: as above)",
+        f"use every core: measured, inconclusive ({two.text()})",  # neither advised nor advised against
+        "use all cores: measured, inconclusive (threads=2: as above)",
     ]
     assert found.measured == (two,)
+
+
+def test_an_inconclusive_measurement_is_said_inconclusive_never_not_advised():
+    """A fresh-user trial: threads=1 inconclusive 1.65x [1.13, 4.36] (the baseline's own threads=2 not applicable) read
+    "measured, not advised"; measured slower it is not advised, and inconclusive beside a remedy measured faster it is
+    not said "not advised" either (its measurement is the finding's)."""
+    one = MeasuredRemedy("threads=1", "inconclusive", 1.65, (1.13, 4.36), 10.0, 6.0, margin=0.5, direction="down")
+    own = MeasuredRemedy("threads=2", "infeasible", reason="the baseline already runs 2", direction="up")
+    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+    (found,) = attach_measured([_finding("thread_oversubscription", None, fewer)], {LABEL: (one, own)})
+    assert found.clauses[0].text.startswith("torch.set_num_threads(1): measured, inconclusive (threads=1: measured")
+    slower = replace(one, verdict="slower", speedup=0.5, ci95=(0.4, 0.6))
+    (found,) = attach_measured([_finding("thread_oversubscription", None, fewer)], {LABEL: (slower, own)})
+    assert ": measured, not advised (" in found.clauses[0].text
+    bf16 = MeasuredRemedy("bf16", "faster", 2.0, (1.8, 2.2), 10.0, 5.0, margin=0.02)
+    compiled = replace(one, remedy="compile", direction=None)
+    either = Clause("bf16 autocast or torch.compile", ("bf16", "compile"))
+    (found,) = attach_measured([_finding("compute_bound", None, either)], {LABEL: (bf16, compiled)})
+    assert found.measured == (bf16, compiled) and not any("not advised" in c.text for c in found.clauses)
 
 
 def test_a_family_clause_keeps_its_direction_and_elsewhere_means_measured_there():

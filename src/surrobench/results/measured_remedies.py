@@ -269,6 +269,7 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy], other_way, said: dict[
     judged_ids = frozenset().union(*(m.remedy_ids for m in moves))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
         word = "measured, not advised" if any(m.verdict in MEASURED for m in judged) else "not advised"  # n/a only
+        word = "measured, inconclusive" if {m.verdict for m in judged} - {"infeasible"} == {"inconclusive"} else word
         return Clause(f"{clause.text}: {word} ({told(judged)})"), False
     left = [m for m in found if m.verdict == "not-measured"]
     return (replace(clause, text=f"{clause.text} ({told(left)})") if left else clause), True
@@ -297,7 +298,8 @@ def attach_one(
         rewritten, advised = _rewrite(clause, found, other_way, said)
         kept.append(rewritten)
         if advised:
-            lost += [under.get(m.text(), m.text()) for m in found if m.verdict in MEASURED and m.verdict != "faster"]
+            against = [m for m in found if m.verdict in MEASURED and m.verdict not in ("faster", "inconclusive")]
+            lost += [under.get(m.text(), m.text()) for m in against]  # an inconclusive one is neither: not said so
     if tuple(kept) == finding.clauses:
         return finding
     if lost:
