@@ -118,13 +118,12 @@ def test_rows_and_recipe_lines():
 def test_markdown_names_the_pair_to_compare():
     md = optimize_markdown(_doc())
     assert md.startswith("### fno2d 1x3x128x128 b1 fp32 eager on cuda")
-    assert "surrobench compare b1 r1 --ignore-field precision,mode" in md
+    assert "surrobench compare b1 r1 --ignore-field mode" in md
     # a database other than the default joins the command, quoted for the shell
-    assert "compare b1 r1 --ignore-field precision,mode --db 'my runs.db'" in optimize_markdown(_doc(), "my runs.db")
+    assert "compare b1 r1 --ignore-field mode --db 'my runs.db'" in optimize_markdown(_doc(), "my runs.db")
     # report matches the pair the same way (without --ignore-field it finds no config in both runs)
-    assert (
-        "surrobench report b1 r1 --ignore-field precision,mode --db 'my runs.db' -o report.html"
-        in optimize_markdown(_doc(), "my runs.db")
+    assert "surrobench report b1 r1 --ignore-field mode --db 'my runs.db' -o report.html" in optimize_markdown(
+        _doc(), "my runs.db"
     )
     assert "recommended: nothing" in optimize_markdown(_doc(with_recipe=False))
 
@@ -166,8 +165,8 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
     options.optimization_out({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, None, None, Path(db))
     lines = buf.getvalue().splitlines()
-    assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
-    assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines
+    assert f"before/after: surrobench compare b1 r1 --ignore-field mode --db {db}" in lines
+    assert f"HTML: surrobench report b1 r1 --ignore-field mode --db {db} -o report.html" in lines
     # the warnings come before where it was stored, as in `run`
     warned = lines.index("warning: host busy: load 3.1 on 2 cores")
     assert warned < next(i for i, line in enumerate(lines) if line.startswith("stored as optimization o1"))
@@ -239,4 +238,9 @@ def test_the_stored_line_starts_its_commands_as_surrobench_was_invoked():
     doc = optimize_doc({"recipe_run_id": "r1"})
     lines = stored_line(doc, None, ".venv/bin/surrobench").splitlines()
     assert lines[1].startswith("before/after: .venv/bin/surrobench compare b1 r1")
+    # a recipe of threads alone changes neither precision nor mode: nothing to ignore (a fresh-user trial read it)
+    threads = optimize_doc({"recipe_run_id": "r1", "configs": [{"recommended": ["threads=1"]}]})
+    assert stored_line(threads).splitlines()[1] == "before/after: surrobench compare b1 r1"
+    bf16 = optimize_doc({"recipe_run_id": "r1", "configs": [{"recommended": ["bf16", "compile"]}]})
+    assert stored_line(bf16).splitlines()[1].endswith("b1 r1 --ignore-field precision,mode")
     assert lines[2].startswith("HTML: .venv/bin/surrobench report b1 r1")

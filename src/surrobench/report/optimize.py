@@ -140,14 +140,17 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: 
 
 
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
-    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode
-    left out of the match); ``db``: a database other than the default, named in the commands; ``program``: how
-    the commands start (``.venv/bin/surrobench``)."""
+    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode left
+    out of the match where a recipe changes them); ``db``: a database other than the default, named in the commands;
+    ``program``: how the commands start (``.venv/bin/surrobench``)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["interrupted"]:
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
-        pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
+        names = {n for c in doc["configs"] for n in c["recommended"]}  # a thread count changes neither field below
+        keys = set().union(*(r.fields() for r in remedies.candidate_remedies("cpu", thorough=True) if r.name in names))
+        ignore = ",".join(k for k in ("precision", "mode") if k in keys)  # those of compare's key a recipe changes
+        pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']}" + (f" --ignore-field {ignore}" if ignore else "")
         compare, html = (started_as(f"surrobench {verb} {pair}", program, db) for verb in ("compare", "report"))
         text += f", recipe run {doc['recipe_run_id']}\nbefore/after: {compare}\nHTML: {html} -o report.html"
     return text
