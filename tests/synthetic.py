@@ -126,3 +126,27 @@ def optimize_doc(partial: dict) -> dict:
 
     empty = OptimizeReport("o1", "2026-12-01T00:00:00+00:00", {}, 0.01, 120.0, 1, "b1", None, ()).to_json()
     return {**empty, **partial, "configs": [optimize_entry(c) for c in partial.get("configs", ())]}
+
+
+#: the workload of :func:`serve_record`
+SERVE_WORKLOAD = {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"}
+
+
+def serve_record() -> dict:
+    """A serve-v1 JSON object with no policy: 5 ms target, constant arrivals, ``SERVE_WORKLOAD``."""
+    return {
+        "schema": "surrobench/serve-v1",
+        "run_id": "r",
+        "created": "2026-01-01T00:00:00",
+        "tag": None,
+        "env": {},
+        "workload": dict(SERVE_WORKLOAD),
+        "url": None,
+        "arrival": "constant",
+        "duration_s": 2.0,
+        "warmup_s": 0.2,
+        "seed": 0,
+        "target_p99_ms": 5.0,
+        "policies": [],
+        "notes": [],
+    }

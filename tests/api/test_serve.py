@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from synthetic import PlantedService
+from synthetic import PlantedService, serve_record
 
 from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
 from surrobench.errors import Interrupted, UsageError
@@ -174,7 +174,7 @@ def test_capacity_comparison_of_planted_services():
     from surrobench.records.serve import Capacity, PolicyResult
     from surrobench.results.serve_store import compare_capacity
 
-    base = serve_from_json(_empty_record())
+    base = serve_from_json(serve_record())
     slow, fast = _searched_record("slow", 2.0), _searched_record("fast", 1.0)
     cmp = compare_capacity(slow, fast)
     assert cmp.verdict == "higher" and cmp.ratio == pytest.approx(2.0, rel=0.1)
@@ -284,25 +284,6 @@ def test_capacities_within_their_loads_noise_are_inconclusive():
     assert compare_capacity(base, firm).noise_rps.keys() == {"base"}
 
 
-def _empty_record() -> dict:
-    return {
-        "schema": "surrobench/serve-v1",
-        "run_id": "r",
-        "created": "2026-01-01T00:00:00",
-        "tag": None,
-        "env": {},
-        "workload": {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"},
-        "url": None,
-        "arrival": "constant",
-        "duration_s": 2.0,
-        "warmup_s": 0.2,
-        "seed": 0,
-        "target_p99_ms": 5.0,
-        "policies": [],
-        "notes": [],
-    }
-
-
 def _searched_record(run_id: str, ms: float, **load):
     """A serve record of a 1-request batcher over a planted ``ms`` service, searched at P99 <= 5 ms (``load``: the
     request's arrival, duration_s, min_requests instead of a constant rate for 2 s)."""
@@ -312,7 +293,7 @@ def _searched_record(run_id: str, ms: float, **load):
     load = {"duration_s": 2.0, "arrival": "constant", **load}
     request = serve_request(find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, warmup_s=0.2, **load)
     result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
-    return replace(serve_from_json(_empty_record()), run_id=run_id, policies=(result,))
+    return replace(serve_from_json(serve_record()), run_id=run_id, policies=(result,))
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from synthetic import config, latency_samples, run
-from test_serve_unmeasured_capacity import WORKLOAD, _record
+from synthetic import SERVE_WORKLOAD, config, latency_samples, run
+from test_serve_unmeasured_capacity import _record
 
 from surrobench.records.serve import Capacity
 from surrobench.results.serve_store import compare_capacity
@@ -66,5 +66,7 @@ def test_a_mode_apart_is_a_difference_in_run_and_serve_compare(tmp_path):
     cmp = compare_runs(base, new, ignore_fields=("mode",))
     assert _settings_notes(cmp) == [SETTINGS_NOTE.format("eager", "compile")]
     eager = _record("eager", Capacity(5.0, 150.0, 160.0, ()))
-    compiled = replace(_record("compiled", Capacity(5.0, 300.0, 320.0, ())), workload={**WORKLOAD, "mode": "compile"})
+    compiled = replace(
+        _record("compiled", Capacity(5.0, 300.0, 320.0, ())), workload={**SERVE_WORKLOAD, "mode": "compile"}
+    )
     assert compare_capacity(eager, compiled).settings_differ == ("eager", "compile")

@@ -6,32 +6,18 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from synthetic import serve_record
+
 from surrobench.api.compare import ComparedServeRuns
 from surrobench.records.serve import Capacity, PolicyResult, ServePolicy, serve_from_json
 from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_rows
 from surrobench.results.serve_store import CapacityComparison, compare_capacity
 
-WORKLOAD = {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"}
-EMPTY = {
-    "schema": "surrobench/serve-v1",
-    "run_id": "r",
-    "created": "2026-01-01T00:00:00",
-    "tag": None,
-    "env": {},
-    "workload": WORKLOAD,
-    "url": None,
-    "arrival": "constant",
-    "duration_s": 2.0,
-    "warmup_s": 0.2,
-    "seed": 0,
-    "target_p99_ms": 5.0,
-    "policies": [],
-    "notes": [],
-}
-
 
 def _record(run_id: str, capacity: Capacity):
-    return replace(serve_from_json(EMPTY), run_id=run_id, policies=(PolicyResult(ServePolicy(1, 0.0), (), capacity),))
+    return replace(
+        serve_from_json(serve_record()), run_id=run_id, policies=(PolicyResult(ServePolicy(1, 0.0), (), capacity),)
+    )
 
 
 def _cells(pair: ComparedServeRuns) -> dict[str, tuple[str, str]]:
