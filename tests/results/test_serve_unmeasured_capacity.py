@@ -10,7 +10,7 @@ from synthetic import serve_record
 
 from surrobench.api.compare import ComparedServeRuns
 from surrobench.records.serve import Capacity, PolicyResult, ServePolicy, serve_from_json
-from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_rows
+from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.results.serve_store import CapacityComparison, compare_capacity
 
 
@@ -38,3 +38,11 @@ def test_a_target_answered_infeasible_at_once_has_no_measured_capacity():
     cmp = compare_capacity(failed, searched)
     assert cmp.base_rps == (0.0, 9.6) and _cells(ComparedServeRuns(failed, searched, cmp))["BASE"] == ("0.0", "9.6")
     assert compare_capacity(searched, at_once).new_rps == (None, None)
+
+
+def test_the_ratio_line_names_the_side_that_offered_no_load():
+    at_once = _record("at-once", Capacity(5.0, 0.0, 0.0, (), predicted_rps=0.0, infeasible="no rate meets it"))
+    searched = _record("searched", Capacity(5.0, 150.0, 160.0, ()))
+    for base, new, side in ((at_once, searched, "BASE"), (searched, at_once, "NEW")):
+        line = capacity_line(ComparedServeRuns(base, new, compare_capacity(base, new)))
+        assert f"({side} offered no load" in line

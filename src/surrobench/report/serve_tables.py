@@ -215,8 +215,9 @@ def capacity_line(pair: ComparedServeRuns) -> str:
         for k, (a, b) in c.noise_rps.items()
     )
     after += f"; {SETTINGS_NOTE.format(*c.settings_differ)}" if c.settings_differ else ""
-    why = "met no rate" if c.base_rps[0] == 0 else "offered no load: its target answered infeasible"
-    ratio = fmt(c.ratio, ".2f") if c.base_rps[0] else f"- (BASE {why})"
+    unmeasured = " and ".join(side for side, rps in (("BASE", c.base_rps), ("NEW", c.new_rps)) if rps[0] is None)
+    why = f"{unmeasured} offered no load (answered infeasible at once)" if unmeasured else "BASE met no rate"
+    ratio = fmt(c.ratio, ".2f") if c.ratio is not None else f"- ({why})"
     return f"NEW / BASE capacity {ratio} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}{after}"
 
 
