@@ -103,12 +103,8 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
                 rows.self_device[owner] += kernel.duration
             attributed[kernel.name] += kernel.duration
     durations = [(e.name, e.duration_us) for e in device]
-    rows.add_unattributed(durations, attributed)
-    by_name, count = Counter(), Counter()  # device time no op claimed: a compiled region's, a replay's, or lost
-    for name, us in durations:
-        by_name[name] += us
-        count[name] += 1
-    for name, us in by_name.items():
+    by_name, count = rows.add_unattributed(durations, attributed)
+    for name, us in by_name.items():  # device time no op claimed: a compiled region's, a replay's, or lost
         rest, calls = us - claimed.get(name, 0.0), count[name] - claimed_calls.get(name, 0)
         if rest <= 1e-6 * max(us, 1.0) or calls <= 0:
             continue

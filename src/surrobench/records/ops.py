@@ -252,8 +252,9 @@ class OpRows:
         ops.sort(key=lambda op: (-op.share, -op.self_cpu_us, op.name))
         return OpTable(ops=tuple(ops), basis=basis, total_us=total, **table)
 
-    def add_unattributed(self, durations: list[tuple[str, float]], attributed: Counter) -> None:
-        """Rows, named after the kernel, for device time no op claimed (e.g. a CUDA graph replay)."""
+    def add_unattributed(self, durations: list[tuple[str, float]], attributed: Counter) -> tuple[Counter, Counter]:
+        """Rows, named after the kernel, for device time no op claimed (e.g. a CUDA graph replay). Returns each
+        kernel name's device time, us, and calls in ``durations``."""
         by_name, count = Counter(), Counter()
         for name, us in durations:
             by_name[name] += us
@@ -264,3 +265,4 @@ class OpRows:
                 self.calls[name] += count[name]
                 self.self_device[name] += rest
                 self.total_device[name] += rest
+        return by_name, count
