@@ -171,9 +171,7 @@ def process_windows(
 ) -> ProcessWindows:
     """``pairs`` more windows of ``recipe`` and ``baseline`` in fresh pairs (stored in ``db``; None: not kept), each
     process timing ``warmup`` and ``rounds*iters`` calls split into ``rounds`` rounds. Ctrl-C ends the pairs
-    (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``. ValueError: an argument < 1."""
-    if min(pairs, rounds, iters) < 1:
-        raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
+    (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``."""
     configs = {
         side: replace(cfg, warmup=warmup, iters=rounds * iters).to_json()
         for side, cfg in (("baseline", baseline), ("recipe", recipe))
@@ -216,12 +214,9 @@ def check_fresh(
     None: not kept); None when the entry has no recipe. ``on_phase`` gets one line before the first process.
 
     Raises:
-        ValueError: ``pairs`` < 2 (the CI draws processes).
         Interrupted: Ctrl-C; ``partial`` the :class:`FreshCheck` with verdict ``interrupted``, the run ids of the
             processes that finished (stored in the database) and their medians.
     """
-    if pairs < 2:
-        raise ValueError(f"pairs must be >= 2, got {pairs}")
     best = entry.best
     if best is None or best.speedup is None or entry.fresh_configs is None:
         return None
