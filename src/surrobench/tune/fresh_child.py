@@ -20,18 +20,6 @@ from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_s
 from surrobench.results.store import ResultStore
 
 
-def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
-    one = dict(models=(cfg.model,), shapes=(cfg.shape,), batches=(cfg.batch,), precisions=(cfg.precision,))
-    return SweepRequest(
-        **one,
-        modes=(cfg.mode,),
-        input_sets=cfg.input_sets,
-        tag=tag,
-        trust_pickle=cfg.trust_pickle,
-        **request_fields(cfg),
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m surrobench.tune.fresh_child")
     parser.add_argument("--config", type=Path, required=True)
@@ -41,7 +29,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         cfg = ExecConfig.from_json(json.loads(args.config.read_text()))
-        plan = plan_sweep(sweep_of(cfg, args.tag))
+        one = dict(models=(cfg.model,), shapes=(cfg.shape,), batches=(cfg.batch,), precisions=(cfg.precision,))
+        sweep = SweepRequest(
+            **one,
+            modes=(cfg.mode,),
+            input_sets=cfg.input_sets,
+            tag=args.tag,
+            trust_pickle=cfg.trust_pickle,
+            **request_fields(cfg),
+        )
+        plan = plan_sweep(sweep)
     except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
         print(f"error: {args.config}: {exc}", file=sys.stderr)
         return 2
