@@ -145,19 +145,15 @@ def sections(cmp: RunComparison) -> list[tuple[str, tuple[str, ...], list[tuple[
     """The tables under the comparison, each ``(title, header, rows)`` where it has a row: the notes, the configs in
     one run only, the environment differences and per config its op diff (:func:`op_diff_rows`)."""
     out = [("notes", ("config", "note"), [(pair_label(c), note) for c in cmp.configs for note in c.notes])]
-    out.append(("configs in one run only", UNMATCHED_COLUMNS, unmatched_rows(cmp)))
-    out.append(("environment differences", ENV_COLUMNS, [(d.key, d.base, d.new) for d in cmp.env_diff]))
-    out += [(f"op self time: {pair_label(c)}", OP_DIFF_COLUMNS, op_diff_rows(c)) for c in cmp.configs]
-    return [section for section in out if section[2]]
-
-
-def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
-    """:data:`UNMATCHED_COLUMNS` of every config found in one run only."""
-    return [
+    unmatched = [
         (side, r.model, r.shape_text(), str(r.batch), r.precision, r.device, r.mode)
         for side, results in (("BASE", cmp.only_base), ("NEW", cmp.only_new))
         for r in results
     ]
+    out.append(("configs in one run only", UNMATCHED_COLUMNS, unmatched))
+    out.append(("environment differences", ENV_COLUMNS, [(d.key, d.base, d.new) for d in cmp.env_diff]))
+    out += [(f"op self time: {pair_label(c)}", OP_DIFF_COLUMNS, op_diff_rows(c)) for c in cmp.configs]
+    return [section for section in out if section[2]]
 
 
 def comparison_markdown(cmp: RunComparison) -> str:

@@ -101,20 +101,10 @@ def counter_rows(counters: dict) -> list[tuple[str, ...]]:
     return rows
 
 
-def cost_line(counters: dict) -> str:
-    """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% ...)``."""
-    wall = counters["ncu_wall_s"]
-    covered = counters["covered_share"]
-    measured = counters.get("measured_launches")
-    once = f" ({measured} measured, identical ones credited)" if measured is not None else ""
-    cost = f"{len(counters['kernels'])} kernel launches{once}, {counters['passes']} passes, "
-    cost += f"{wall:.1f} s under ncu" if wall is not None else "ncu time unknown"
-    return f"counters: {cost}" + (f" ({covered:.1%} of kernel time)" if covered is not None else "")
-
-
 def counters_renderables(by_label: dict[str, dict], width: int | None = None) -> list[Table | Text]:
     """Per measured config (``{label: counters JSON}``) its longest launches as a rich table fitted to ``width``
-    (:func:`~surrobench.report.fit.fit_table`) and its cost line."""
+    (:func:`~surrobench.report.fit.fit_table`) and what the replay cost (``counters: 14 kernel launches, 252 passes,
+    38.2 s under ncu (92.6% of kernel time)``)."""
     columns = fit_columns(COUNTER_COLUMNS, [c for c in COUNTER_COLUMNS if c not in _NUMBERS], _COUNTER_MINOR)
     out: list[Table | Text] = []
     for label, counters in by_label.items():
@@ -123,5 +113,12 @@ def counters_renderables(by_label: dict[str, dict], width: int | None = None) ->
         rows = [list(map(rich_escape, row)) for row in counter_rows(counters)]
         shown = f"{len(rows)} of {len(counters['kernels'])}" if len(rows) < len(counters["kernels"]) else len(rows)
         title = f"{label + ': ' if label else ''}Nsight Compute counters, {shown} launches (longest first)"
-        out += [fit_table(columns, rows, width, title=rich_escape(title)), Text(cost_line(counters))]
+        wall = counters["ncu_wall_s"]
+        covered = counters["covered_share"]
+        measured = counters.get("measured_launches")
+        once = f" ({measured} measured, identical ones credited)" if measured is not None else ""
+        cost = f"{len(counters['kernels'])} kernel launches{once}, {counters['passes']} passes, "
+        cost += f"{wall:.1f} s under ncu" if wall is not None else "ncu time unknown"
+        cost += f" ({covered:.1%} of kernel time)" if covered is not None else ""
+        out += [fit_table(columns, rows, width, title=rich_escape(title)), Text(f"counters: {cost}")]
     return out

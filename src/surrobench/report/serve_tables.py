@@ -9,7 +9,7 @@ from rich.table import Table
 
 from surrobench.execution.batcher import MAX_GAP_S
 from surrobench.records.config import SETTINGS_NOTE
-from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
+from surrobench.records.serve import LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
 from surrobench.report.fit import columns as fit_columns, fit_table, plain_table
@@ -93,16 +93,6 @@ GAP_NOTE = "gap ms: the shortest idle that made the next batch slower than back 
 GAP_NOTE += f"{MAX_GAP_S * 1e3:g} ms, the longest gap probed, where none did"
 
 
-def unloaded_rows(record: ServeRecord) -> list[list[str]]:
-    """Unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells."""
-    rows = []
-    for u in record.unloaded:
-        ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms)
-        counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
-        rows.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
-    return rows
-
-
 SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
 SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 
@@ -112,22 +102,23 @@ _FIT = {"gen": 10, "SLO": 9, "late": 9, "compute": 8, "queue": 7, "max ms": 6, "
 _FIT |= {"P50 ms": 2}
 
 
-def search_rows(capacity: Capacity) -> list[list[str]]:
-    """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
-    p99 = ["none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}" for s in capacity.steps]
-    steps = enumerate(zip(capacity.steps, p99), 1)
-    return [[str(i), s.phase, rps(s.rate_rps), ms, "yes" if s.passed else "no"] for i, (s, ms) in steps]
-
-
 def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
     """The record's tables as ``(title, columns, rows of cells)``, in order: the unloaded latency, then per policy
     with load points (``every``: each policy; one without was answered without a load, or was nonfinite: its title,
     best_line or a note says why) its points and its search's steps. The terminal, markdown and HTML render these."""
-    out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded_rows(record))] if record.unloaded else []
+    unloaded = []  # per padded batch size
+    for u in record.unloaded:
+        ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms)
+        counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
+        unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
+    out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded)] if unloaded else []
     for result in (r for r in record.policies if r.points or every):
         out.append((policy_title(record, result), COLUMNS, [point_cells(p) for p in result.points]))
-        if result.capacity is not None:
-            out.append((SEARCH_TITLE, SEARCH_COLUMNS, search_rows(result.capacity)))
+        if result.capacity is not None:  # its peak search's steps, in the order tried
+            p99 = ["none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}" for s in result.capacity.steps]
+            steps = enumerate(zip(result.capacity.steps, p99), 1)
+            rows = [[str(i), s.phase, rps(s.rate_rps), ms, "yes" if s.passed else "no"] for i, (s, ms) in steps]
+            out.append((SEARCH_TITLE, SEARCH_COLUMNS, rows))
     return out
 
 
