@@ -20,8 +20,8 @@ from surrobench.report.serve_tables import rps
 from surrobench.results.optimize import config_from_json, process_speedups, started_as
 
 SPEEDUP_HEADER = "speedup [95% CI]"
-"""A candidate's speedup over the baseline in its own timing window, the interval over that window's rounds
-(:func:`speedup_note`; the recommended line's is pooled over windows: :func:`recipe_lines`)."""
+"""A candidate's speedup over the baseline in its own timing window (two if inconclusive), the interval over their
+rounds (:func:`speedup_note`; the recommended line's is pooled over windows: :func:`recipe_lines`)."""
 
 COLUMNS = (("candidate", "name"), ("verdict", "verdict"), ("median ms", "median"))
 COLUMNS += (("baseline ms (same window)", "baseline_ms"), ("P95 ms", "p95"), ("peak MiB", "peak_mib"))
@@ -34,8 +34,8 @@ _VERDICT_STYLE |= {"rejected_accuracy": "red", "failed": "red"}
 def speedup_note(rounds: int | None) -> str:
     """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
     document's rounds per timing window (None: not known)."""
-    of = f"its {rounds} rounds" if rounds else "its rounds"
-    return f"{SPEEDUP_HEADER}: each row's own timing window with the baseline, the interval over {of}"
+    of = f"{rounds} rounds a window" if rounds else "rounds"
+    return f"{SPEEDUP_HEADER}: each row's own timing window with the baseline (two if inconclusive), over its {of}"
 
 
 def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: str, break_even: str, reason: str):

@@ -1,6 +1,6 @@
-"""The remedies a diagnosis names, measured (:func:`measure_config`) by optimize's core: each built, checked by
-the accuracy guard and timed in one window with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`);
-no stacking, confirmation or fresh processes. Order: :func:`recipes_to_measure`. Budget
+"""The remedies a diagnosis names, measured (:func:`measure_config`) by optimize's core: each built, checked by the
+accuracy guard and timed in a window with the baseline, one more while inconclusive (:meth:`Trials.try_recipe`); no
+stacking, confirmation or fresh processes. Order: :func:`recipes_to_measure`. Budget
 (:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its least measurement fits, and a round
 of its window only when it would end within the budget; those left out are ``not-measured``.
 """

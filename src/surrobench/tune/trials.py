@@ -170,6 +170,26 @@ class Trials:
         for h in handles:
             self.paired.setdefault(id(h), []).extend((i, first) for i in range(first, len(baseline.rounds)))
 
+    def timed_window(self, handles: Sequence[Handle], reference: Handle, crowd: str) -> str:
+        """:meth:`window` of ``handles`` (the candidate last; ``crowd``: tried last, cut ``versus`` ``reference``), then
+        one more where the paired rule reads the candidate over ``reference`` ``inconclusive`` (not crowded, finite) and
+        :data:`MIN_ROUNDS` rounds as long as the last end by :meth:`deadline`; :attr:`last_rounds` then both windows'
+        rounds, judged together (each a pair timed together). One: the rounds doubled, a candidate at most two windows,
+        as later ones are budgeted by the longest (:meth:`expected_s`; docs/design.md, "Measured actions"). Returns what
+        its reason adds: the rounds and the first window's reading, or why no window more ran; else "". Raises what
+        :meth:`window` raised."""
+        self.window(handles, reference if crowd else None)
+        first = self.window_speedup(reference, handles[-1], self.last_rounds)
+        if crowd or first.verdict() != "inconclusive" or handles[-1].nonfinite:
+            return ""
+        need = MIN_ROUNDS * self.last_round_s
+        if (left := self.deadline() - self.clock()) < need:
+            return f"; no window more: {MIN_ROUNDS} rounds need {need:.1f} s, {max(left, 0.0):.1f} s left"
+        rounds = self.last_rounds
+        self.window(handles)
+        self.last_rounds += rounds
+        return f"; over {self.last_rounds} rounds in 2 windows, the first's {rounds} at {first.text()}"
+
     def window_speedup(self, reference: Handle, candidate: Handle, rounds: int) -> Speedup:
         """``candidate`` over ``reference`` in their last ``rounds`` rounds (>= 1), timed together."""
         return PairedSamples.interleaved(reference.samples_ms()[-rounds:], candidate.samples_ms()[-rounds:]).speedup()
@@ -204,7 +224,7 @@ class Trials:
         if accuracy.ok and not handle.nonfinite:
             try:
                 replaced = current if current is not None else bench.baseline
-                self.window([current, handle] if current is not None else [handle], replaced if crowd else None)
+                extended = self.timed_window([current, handle] if current is not None else [handle], replaced, crowd)
             except Exception as exc:  # a replay or a later call failed
                 del handle
                 return self._failed(recipe.name, exc, started, current_name), None
@@ -219,7 +239,7 @@ class Trials:
         decisive = gain or vs_base
         few = self.last_rounds < MIN_ROUNDS and decisive.faster()  # faster in fewer rounds than the rule needs
         accepted = decisive.faster() and not few
-        reason = decisive.reason(current_name or "the baseline")
+        reason = decisive.reason(current_name or "the baseline") + extended
         if accepted:
             reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
         elif why_not := bench.not_faster_note(recipe):
