@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ def test_two_replicas_on_gloo(tmp_path, importable_src, capsys):
     assert row.comm_ms is None  # replicas make no collective calls
 
 
-def _two_ranks(argv: list[str], rank_variables) -> list[tuple[str, str]]:
+def _two_ranks(argv: list[str], rank_variables: Callable[[int], dict[str, str]]) -> list[tuple[str, str]]:
     """``surrobench`` with ``argv`` in two processes started as a launcher starts its ranks, with no launcher process
     (torchrun's agent imports torch only to start them: about 2 s of CPU, docs/benchmarks/test-suite.md): each
     with ``rank_variables(rank)`` and a free ``MASTER_PORT``. Returns their (stdout, stderr); both exited 0."""
