@@ -4,14 +4,17 @@ Also ``--profile nsys`` where nsys is missing and the bad-input exits."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import run_cli
-from surrobench.collect.perf import PERF_INSTALL, PY_SPY_INSTALL, Tools
+from surrobench.collect.perf import PERF_INSTALL, PY_SPY_INSTALL, Tools, system_pass
 from surrobench.collect.perf_parse import perf_access
 
 SLOW_MODEL = f"{Path(__file__).parent.parent / 'collect' / 'slow_mask_model.py'}:build"
@@ -19,16 +22,27 @@ TOOLS = Tools.find()
 FAST = ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "5"]
 
 
-@pytest.mark.skipif(
+NEEDS_TOOLS = pytest.mark.skipif(
     not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
     reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})",
 )
-def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "250")
-    # One intra-op thread in the children: a 48x48 conv then costs ~0.03 ms against the mask's ~0.7 ms,
-    # whereas two OpenMP threads on a busy 2-core VM spin for 1-14 ms (docs/benchmarks/cpu-perf.md).
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    out, flames = tmp_path / "perf.json", tmp_path / "flames"
+
+
+@pytest.fixture(scope="module")
+def perf_command(tmp_path_factory):
+    """``surrobench perf`` of the slow-mask model, once for the module: its exit code, stdout, --json document,
+    flame graph folder and each system pass it made (``(cfg, SystemPass)``), which the diagnose test below plants
+    rather than running perf and py-spy again (two children importing torch: docs/benchmarks/test-suite.md)."""
+    from surrobench.api import perf as api_perf
+    from surrobench.results.ceilings import CACHE_ENV
+
+    tmp_path = tmp_path_factory.mktemp("perf")
+    out, flames, passes = tmp_path / "perf.json", tmp_path / "flames", []
+
+    def recorded(cfg, *args, **kwargs):
+        passes.append((cfg, system_pass(cfg, *args, **kwargs)))
+        return passes[-1][1]
+
     argv = [
         "perf",
         "-m",
@@ -45,9 +59,22 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
         "--flamegraph-out",
         str(flames),
     ]
-    assert run_cli(argv) == 0
-    stdout = capsys.readouterr().out
-    doc = json.loads(out.read_text())
+    with pytest.MonkeyPatch.context() as monkeypatch, contextlib.redirect_stdout(io.StringIO()) as stdout:
+        monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))  # conftest's per-test cache, for this module fixture
+        monkeypatch.setenv("COLUMNS", "250")
+        # One intra-op thread in the children: a 48x48 conv then costs ~0.03 ms against the mask's ~0.7 ms,
+        # whereas two OpenMP threads on a busy 2-core VM spin for 1-14 ms (docs/benchmarks/cpu-perf.md).
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        monkeypatch.setattr(api_perf, "system_pass", recorded)
+        code = run_cli(argv)
+    return SimpleNamespace(code=code, stdout=stdout.getvalue(), doc=out, flames=flames, passes=passes)
+
+
+@NEEDS_TOOLS
+def test_perf_names_the_slow_preprocessing_function(perf_command):
+    assert perf_command.code == 0
+    stdout, flames = perf_command.stdout, perf_command.flames
+    doc = json.loads(perf_command.doc.read_text())
     assert doc["schema"] == "surrobench/perf-v1" and doc["run"]["schema"] == "surrobench/run-v5"
     (report,) = doc["perf"]
     assert report["status"] == "ok" and report["steps"] > 1
@@ -112,22 +139,28 @@ def test_bad_perf_options_exit_2(tmp_path, capsys, argv, where):
     assert where in capsys.readouterr().err
 
 
-@pytest.mark.skipif(
-    not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
-    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})",
-)
-def test_diagnose_with_the_system_pass_names_the_slow_function(tmp_path, monkeypatch):
-    """The three-tool workflow: diagnose --system runs perf/py-spy on the config. On a CPU the model's own
-    forward is the compute: the slow function runs inside MaskedConv.forward (py-spy's stacks say so), so it is
-    no cpu_preprocess finding (a GPU's host work inside the forward would be: the device waits for it). The
-    system pass samples 0.6 s of steps, as ``perf --perf-window-s 0.6`` above, not diagnose's 2 s: py-spy's ~60
-    samples name the function (the assertion below), and the two children take 2.8 s less."""
+@NEEDS_TOOLS
+def test_diagnose_with_the_system_pass_names_the_slow_function(perf_command, tmp_path, monkeypatch):
+    """The three-tool workflow: diagnose --system takes a system pass (perf/py-spy) of the config. On a CPU the
+    model's own forward is the compute: the slow function runs inside MaskedConv.forward (py-spy's stacks say so),
+    so it is no cpu_preprocess finding (a GPU's host work inside the forward would be: the device waits for it).
+    The pass is the perf command's of the same model and input (``perf_command``: the tools' run is tested there),
+    planted; diagnose's window is that command's 0.6 s of steps, not its 2 s, so that the pass's steps are
+    what diagnose would have sampled."""
     import functools
 
     from surrobench.api import diagnose
+    from surrobench.api import perf as api_perf
     from surrobench.collect.profile_phase import PerfOptions
 
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # see the test above
+    ((measured_cfg, measured),) = perf_command.passes
+    asked = []
+
+    def planted(cfg, *args, **kwargs):
+        asked.append(cfg)
+        return measured
+
+    monkeypatch.setattr(api_perf, "system_pass", planted)
     monkeypatch.setattr(diagnose, "PerfOptions", functools.partial(PerfOptions, window_s=0.6))
     out = tmp_path / "diagnosis.json"
     argv = [
@@ -152,6 +185,8 @@ def test_diagnose_with_the_system_pass_names_the_slow_function(tmp_path, monkeyp
         str(out),
     ]
     assert run_cli(argv) == 0
+    (cfg,) = asked  # diagnose asked for the pass of its one config, the one the perf command measured
+    assert (cfg.model, cfg.batch, cfg.device) == (measured_cfg.model, measured_cfg.batch, measured_cfg.device)
     doc = json.loads(out.read_text())
     (system,) = doc["context"]["system"].values()  # the pass ran and its sampler saw the function
     assert any(h["source"] == "py-spy" and h["function"].startswith("make_boundary_mask") for h in system["hotspots"])

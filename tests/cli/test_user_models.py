@@ -137,7 +137,7 @@ def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stderr
     assert "left 1 thread(s) running" in done.stderr
@@ -161,7 +161,7 @@ def test_a_package_of_the_current_folder_is_importable_from_the_installed_comman
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stderr
     assert "mypkg.models:build" in done.stdout
