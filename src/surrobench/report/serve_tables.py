@@ -77,11 +77,12 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-        if why := result.capacity_unresolved():
-            line += f"; unresolved within the loads' noise: {why}"
-    elif record.env.get("interrupted") and record.find_max is not False and (bracket := result.bracket()) is not None:
+    cut = record.env.get("interrupted") and record.find_max is not False
+    if result.capacity is None and cut and (bracket := result.bracket()) is not None:
         upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
         line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
+    if why := result.capacity_unresolved(record.target_p99_ms if cut else None):
+        line += f"; unresolved within the loads' noise: {why}"
     return line
 
 
