@@ -61,7 +61,8 @@ def summary_line(report: dict) -> str:
 
 
 def reading_lines(readings: dict, basis: str = "device") -> list[str]:
-    """The four readings as one sentence each (shares as percentages); ``basis`` the op table's (``cpu``: no memory)."""
+    """The four readings as one sentence each (shares as percentages); ``basis`` the op table's (``cpu``: reading 3
+    by op family, :data:`~surrobench.analysis.detect_ops.CPU_MEMORY`; reading 2 of calls under its bound)."""
     s, f, m, sh = readings["structure"], readings["fragmentation"], readings["memory"], readings["shapes"]
     if s["matches"] is None:
         structure = f"no expected categories for {s['model']}; leading category {s['top_category']}"
@@ -73,10 +74,12 @@ def reading_lines(readings: dict, basis: str = "device") -> list[str]:
         )
     parts = " + ".join(f"{c.split('/')[0]} {v:.1%}" for c, v in f["by_category"].items())
     fragments = f"{parts} = {f['share']:.1%}" + (" -- fusion targets" if f["flagged"] else "")
+    if f.get("small_call_us") is not None:  # a CPU op table's: only its small calls count
+        fragments = f"calls under {f['small_call_us']:g} us: {fragments}"
     if f["kernel_count"] is not None:
         fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
     if not m["available"] and basis != "device":
-        memory = f"not read (a CPU profile records no memory per op): {CPU_MEMORY}"
+        memory = f"per-op memory not read: {CPU_MEMORY}"
     elif not m["available"]:
         memory = "not available (no device memory recorded per op)"
     elif not m["candidates"]:
