@@ -46,11 +46,10 @@ def _time_note(ev: ConfigEvidence) -> list[Evidence]:
     text = "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
     if timed and profiled:
         gap = f"profiler overhead {profiled / timed - 1:+.0%}" if profiled > timed else f"{profiled / timed:.2f}x timed"
-        steps = f"profiled step {profiled:.3f} ms vs timed {timed:.3f} ms ({gap})"
         scaled = f"scaled by {kept:.2f} to the unprofiled step" if kept < 1 else "not scaled"
-        text = f"op times {scaled}: {steps}"
         if each := per_call_us(ev.op_table, profiled, timed):  # else no slower, or beyond the bound: one factor
-            text = f"op times less the profiler's {each:.2f} us a recorded call: {steps}"
+            scaled = f"less the profiler's {each:.2f} us a recorded call"
+        text = f"op times {scaled}: profiled step {profiled:.3f} ms vs timed {timed:.3f} ms ({gap})"
     return [Evidence("profiler", text, kept, "ratio")]
 
 

@@ -55,8 +55,7 @@ class StructureReading:
 
 @dataclass(frozen=True)
 class FragmentationReading:
-    """Reading 2. Kernel counts are None on a CPU basis; ``small_call_us`` the bound of its calls there
-    (:func:`small_calls`), None on a device basis (and in a profile document written before it)."""
+    """Reading 2. Kernel counts are None on a CPU basis."""
 
     share: float
     by_category: dict[str, float]
@@ -64,7 +63,6 @@ class FragmentationReading:
     small_kernel_count: int | None
     small_kernel_us: float | None
     flagged: bool
-    small_call_us: float | None = None
 
 
 @dataclass(frozen=True)
@@ -155,8 +153,7 @@ def read_fragmentation(table: OpTable, small_call_us: float = CPU_SMALL_CALL_US)
         del by_category[TINY_CALLS]
     share = sum(by_category.values())
     kernels = (table.kernel_count, table.small_kernel_count, table.small_kernel_us)
-    cpu_bound = small_call_us if table.basis == "cpu" else None
-    return FragmentationReading(share, by_category, *kernels, share >= FRAGMENTED_SHARE, cpu_bound)
+    return FragmentationReading(share, by_category, *kernels, share >= FRAGMENTED_SHARE)
 
 
 def read_memory(table: OpTable) -> MemoryReading:

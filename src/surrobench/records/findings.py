@@ -352,9 +352,8 @@ class Finding(schemas.Plain):
 
     @property
     def gain(self) -> dict:
-        """``{"kind", "ms", "remedy", "whole_step", "drifted", "none_faster"}``: :attr:`gain_kind`, :attr:`gain_ms`, the
-        remedy measured to save it, :attr:`whole_step`, whether that saving is a drifted window's (:attr:`MeasuredRemedy`),
-        :attr:`none_faster` (every view's words read these; diagnosis-v8)."""
+        """``{"kind", "ms", "remedy", "whole_step", "drifted", "none_faster"}``: :attr:`gain_kind`, :attr:`gain_ms`,
+        the remedy measured to save it, :attr:`whole_step`, a drifted window's saving, :attr:`none_faster`."""
         best, gain = self.best_measured, {"kind": self.gain_kind, "ms": self.gain_ms, "whole_step": self.whole_step}
         drifted = bool(best and best.drifted)
         return gain | {"remedy": best.remedy if best else None, "drifted": drifted, "none_faster": self.none_faster}

@@ -292,17 +292,15 @@ class PolicyResult(schemas.Plain):
 
     def capacity_unresolved(self, cut_short_p99_ms: float | None = None) -> str | None:
         """Why the capacity (given ``cut_short_p99_ms``, a search cut short's :meth:`bracket` at that target) lies in
-        its loads' noise, unresolved at the search's resolution: the passing load offered no less than the failing one
-        (two Poisson samples that overlap), or an end's P99 95% interval holds the target (:meth:`LoadPoint.p99_holds`);
-        None when resolved, or without a passing load."""
+        its loads' noise: the passing load offered no less than the failing one (two Poisson samples that overlap), or
+        an end's P99 95% interval holds the target (:meth:`LoadPoint.p99_holds`); None: resolved, or no passing load."""
         c = self.capacity
         ends = self.capacity_offered_rps() if c else self.bracket() if cut_short_p99_ms else None
         if not ends or not ends[0]:
             return None
         lo, hi = ends
         why = ["the passing load offered no less than the failing one"] if hi is not None and hi <= lo else []
-        target = c.target_p99_ms if c else cut_short_p99_ms
-        held = [p for p in self.points if p.offered_rps in ends and p.p99_holds(target)]
+        held = [p for p in self.points if p.offered_rps in ends and p.p99_holds(cut_short_p99_ms or c.target_p99_ms)]
         why += [f"the P99's 95% interval at {rate_text(p.offered_rps)} offered holds the target" for p in held]
         return "; ".join(why) or None
 

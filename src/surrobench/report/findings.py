@@ -116,11 +116,10 @@ HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timelin
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f``; ``gain`` read from :attr:`Finding.gain` (the JSON's): measured (with its remedy,
     :func:`_measured`, or none faster), else estimated (``est.``), :data:`UNKNOWN_GAIN` when unknown."""
-    g = f.gain
-    gain = UNKNOWN_GAIN if g["ms"] is None else f"est. {g['ms']:.3f} ms/step"  # an estimate says so
-    if g["remedy"] is not None:
-        gain = f"saves {g['ms']:.3f} ms/step {_measured(f)} ({g['remedy']})"
-    elif g["none_faster"]:  # another finding's remedy may have been faster; an alarm's code change left, estimated:
+    gain = UNKNOWN_GAIN if f.gain["ms"] is None else f"est. {f.gain['ms']:.3f} ms/step"  # an estimate says so
+    if f.gain["remedy"] is not None:
+        gain = f"saves {f.gain['ms']:.3f} ms/step {_measured(f)} ({f.gain['remedy']})"
+    elif f.gain["none_faster"]:  # another finding's remedy may be faster; an alarm's code change left, estimated:
         est = f.severity_estimated and f.alarm
         gain = "no remedy it names measured faster" + (f", severity est. from its ops' time, {gain}" if est else "")
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)
