@@ -465,6 +465,20 @@ def test_cpu_op_times_lose_the_profilers_cost_per_call():
     assert spent.total_us == 0.0 and [op.share for op in spent.ops] == [0.0, 0.0]  # all of it the profiler's
 
 
+def test_cpu_op_times_not_scaled_say_so_not_scaled_by_one():
+    """A fresh-user trial: "op times scaled by 1.00 to the unprofiled step: ... (profiler overhead -31%)" where the
+    profiled step ran faster than the timed one (a busy host while timed) and nothing was scaled."""
+    from surrobench.analysis.detect_ops import memory_bound
+
+    rows = (("aten::native_group_norm", "normalization", 0.8), ("aten::mm", "gemm/matmul/einsum", 0.2))
+    table = _table(*rows, basis="cpu", total_us=20000.0)  # 20 ms of op time a step
+    result = config(latency_samples(31.599, 0.001, seed=2))
+    (note,) = [e for e in memory_bound(ConfigEvidence(result=result, op_table=table, profiled_step_ms=21.797),
+                                       DEFAULT_THRESHOLDS).evidence if e.unit == "ratio"]  # fmt: skip
+    assert note.value == 1.0 and note.text.startswith("op times not scaled: profiled step 21.797 ms vs timed 31.5")
+    assert note.text.endswith("(0.69x timed)") and "overhead" not in note.text
+
+
 def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
     from surrobench.analysis.detect_ops import fragmented_ops, memory_bound
 

@@ -74,6 +74,25 @@ def test_memory_candidates_need_own_kernels_and_high_memory_low_time():
     assert read_memory(_table(*table.ops, basis="cpu")).available is False
 
 
+def test_a_cpu_tables_readings_say_the_small_call_bound_and_why_memory_is_not_read():
+    """A fresh-user trial's CPU profile printed "fragmented small ops: ... = 0.0%" beside 65% of elementwise, copy and
+    concat time (calls over 20 us each) and "a CPU profile records no memory per op" under its mem MiB columns."""
+    from surrobench.report.op_tables import reading_lines
+
+    cat = OpStat("aten::cat", "concat/index/gather/scatter", 1, 0.0, 0.0, 0.6, 60.0, 45, 45)  # 60 us a call
+    table = _table(cat, OpStat("aten::addmm", "gemm/matmul/einsum", 1, 0.0, 0.0, 0.4, 40.0, 80, 40), basis="cpu")
+    readings = read_table(table, "m", (1, 8)).to_json()
+    assert readings["fragmentation"]["share"] == 0.0  # 60 us a call: over the bound
+    lines = reading_lines(readings, "cpu")
+    assert lines[1] == "2. fragmented small ops: calls under 20 us: elementwise 0.0% + copy 0.0% + concat 0.0% = 0.0%"
+    assert lines[2].startswith("3. memory-bound candidates: per-op memory not read: on a CPU, memory-bound by op")
+    gpu = read_table(_table(*table.ops), "m", (1, 8)).to_json()
+    assert (
+        reading_lines(gpu)[1]
+        == "2. fragmented small ops: elementwise 0.0% + copy 0.0% + concat 60.0% = 60.0% -- fusion targets"
+    )
+
+
 def test_shapes_requested_vs_executed():
     table = _table(
         _op("aten::conv2d", "convolution", 0.6, shapes=["[[2, 3, 64, 64], [16, 3, 3, 3], [16]]"]),

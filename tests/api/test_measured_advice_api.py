@@ -231,6 +231,7 @@ def test_savings_beyond_a_findings_ops_read_as_the_whole_steps_and_overlap(tmp_p
             "remedy": "compile",
             "whole_step": True,
             "drifted": True,
+            "none_faster": False,
         }
         assert not gains["thread_oversubscription"]["whole_step"] and not gains["thread_oversubscription"]["drifted"]
         (overlap,) = [w for w in d.warnings if "measured savings overlap" in w]

@@ -704,7 +704,8 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
         "s1", "2026-12-06T00:00:00+00:00", None, {"interrupted": True}, {"model": "m", "shape_label": "8",
         "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 5.0, (cut,),
     )  # fmt: skip
-    assert policy_title(record, cut).endswith(": cut short, capacity in [1880.0, 2270.0) rps at P99 <= 5 ms")
+    title = policy_title(record, cut)  # each P99's interval (3.9, open) holds 5 ms: unresolved, as a finished search
+    assert ": cut short, capacity in [1880.0, 2270.0) rps at P99 <= 5 ms; unresolved within the loads' noise" in title
     done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
     assert "cut short" not in policy_title(done, cut)
     # a capacity measured where the simulation passed no rate: "predicted: no rate", not "predicted 0 (-100% ...)"
@@ -714,6 +715,34 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
     assert ", -16% off the middle of 352.1-363.1 rps asked" in policy_title(
         done, replace(cut, capacity=replace(found, predicted_rps=300.0))
     )
+
+
+def test_a_search_cut_short_whose_passing_load_offered_more_says_so_as_a_finished_one_does():
+    """A fresh-user trial's Ctrl-C: asked 115 passed (offered 124.5), asked 126 failed (offered 124.1) read
+    "capacity in [124.5, 124.1)" with no note; a finished search's overlap note is read from the same ends."""
+    from dataclasses import replace
+
+    from surrobench.records.serve import LoadPoint, Percentile, PolicyResult, ServeRecord
+    from surrobench.report.serve_tables import policy_title
+
+    point = LoadPoint(
+        "poisson", 100.0, None, 99.0, 98.5, 500, 20, 0, 3, (Percentile(0.99, 34.6, (32.9, 37.8), 5),), 5.1, 2.0,
+        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, 0.2, True, 497, 0.99, {},
+    )  # fmt: skip
+    tried = [(115.0, 124.5, True), (126.0, 124.1, False)]
+    cut = PolicyResult(None, tuple(replace(point, target_rps=r, offered_rps=o, passed=ok) for r, o, ok in tried))
+    record = ServeRecord(
+        "s1", "2026-12-06T00:00:00+00:00", None, {"interrupted": True}, {"model": "m", "shape_label": "8",
+        "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 200.0, (cut,),
+    )  # fmt: skip
+    assert cut.capacity_unresolved(200.0) == "the passing load offered no less than the failing one"
+    assert cut.capacity_unresolved() is None  # no capacity and no target given: a fixed-rate run claims no bracket
+    title = policy_title(record, cut)
+    assert "cut short, capacity in [124.5, 124.1) rps" in title
+    assert title.endswith("; unresolved within the loads' noise: the passing load offered no less than the failing one")
+    held = replace(cut, points=(cut.points[0], replace(cut.points[1], offered_rps=130.0)))
+    why = held.capacity_unresolved(35.0)  # resolved by rates, within the noise of its P99 at 35 ms
+    assert "offered no less" not in why and "interval at 124 rps offered holds the target" in why
 
 
 def test_a_max_batch_whose_inputs_do_not_fit_is_refused_before_anything_is_allocated(tmp_path):

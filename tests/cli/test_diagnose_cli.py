@@ -20,7 +20,7 @@ def test_diagnose_trace_writes_findings_json_and_markdown(tmp_path):
     out, md = tmp_path / "d.json", tmp_path / "d.md"
     assert run_cli(["diagnose", str(FNO), "--json", str(out), "--markdown", str(md)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/diagnosis-v7" and doc["findings"][0]["kind"] == "launch_bound"
+    assert doc["schema"] == "surrobench/diagnosis-v8" and doc["findings"][0]["kind"] == "launch_bound"
     assert "| launch_bound | high |" in md.read_text()
 
 
@@ -339,7 +339,7 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     context = doc["context"]
     assert context["run_id"] in err  # the line names the run kept
     assert "Traceback" not in err and calls == [1, 2]
-    assert doc["schema"] == "surrobench/diagnosis-v7" and context["interrupted"] is True
+    assert doc["schema"] == "surrobench/diagnosis-v8" and context["interrupted"] is True
     (label,) = context["profiled"]
     assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
     md = (tmp_path / "d.md").read_text()

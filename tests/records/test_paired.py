@@ -52,14 +52,18 @@ def test_slower_candidate_is_slower_by_the_same_rule():
 
 def test_an_interval_too_wide_to_judge_is_said_inconclusive_not_unchanged():
     """optimize on a busy CPU: 4.50x [0.28, 23.15] under a noise floor of 1137% was "not faster beyond the noise".
-    Within a margin the noise sets, an estimate is no evidence of no change unless its interval is inside it too;
-    within the smallest effect of interest it stays the practical band's "unchanged"."""
+    An estimate within the margin is no evidence of no change unless its interval is inside the band too, whether the
+    noise floor or the smallest effect of interest sets it: a fresh-user trial's A/A compare read "unchanged" for
+    0.998 [0.705, 1.442] under a 1.5% noise floor (the 2% band)."""
     from surrobench.records.paired import Speedup
 
     wide, flat = Speedup(4.50, (0.28, 23.15), 11.375), Speedup(1.0, (0.97, 1.03), 0.05)
     assert (wide.verdict(), flat.verdict()) == ("inconclusive", "unchanged")
     assert Speedup(1.0, (0.9, 1.1), 0.05).verdict() == "inconclusive"  # past the 5% the noise sets
-    assert Speedup(1.0, (0.97, 1.03), 0.01).verdict() == "unchanged"  # the 2% band, as compare's verdicts read
+    assert Speedup(1.0, (0.97, 1.03), 0.01).verdict() == "inconclusive"  # past the 2% band
+    assert Speedup(1.0, (0.985, 1.015), 0.01).verdict() == "unchanged"  # inside it
+    a_a = Speedup(0.998, (0.705, 1.442), 0.0148)
+    assert a_a.verdict() == "inconclusive" and a_a.undecided() == "too noisy to judge"
     assert wide.reason("the baseline").startswith("inconclusive, too noisy to judge: 4.50x [0.28, 23.15]")
     assert flat.reason("the baseline").startswith("not faster beyond the noise: 1.00x")
 

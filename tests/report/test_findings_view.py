@@ -231,3 +231,27 @@ def test_no_remedy_measured_faster_reads_the_same_in_the_terminal_and_the_table(
     assert finding_row(planted)[-1] == cell and not cell[0].isdigit()
     row = findings_markdown([planted]).splitlines()[2]
     assert row.rstrip(" |").endswith(cell)
+
+
+def test_a_none_faster_gain_left_an_estimate_says_so_in_the_json_as_the_text_reads_it():
+    """A fresh-user trial's CPU compute_bound (info; its action's code change kept its severity, estimated): the
+    terminal and the markdown read "no remedy it names measured faster" while ``--json`` had only ``{"kind":
+    "estimate", "ms": null}``. The JSON's gain carries ``none_faster``; the text reads it; an old document reads."""
+    from dataclasses import replace
+
+    from surrobench.records.findings import Diagnosis, MeasuredRemedy
+    from surrobench.report.findings import finding_row
+
+    measured = (
+        MeasuredRemedy("threads=1", "infeasible", reason="already part of the baseline config"),
+        MeasuredRemedy("threads=2", "slower", 0.8, (0.75, 0.85), 30.0, -7.5),
+        MeasuredRemedy("bf16", "inconclusive", 1.1, (0.9, 1.3), 30.0, 2.7),
+    )
+    planted = replace(_findings()[1], measured=measured, severity_estimated=True)
+    gain = Diagnosis({}, (planted,)).to_json()["findings"][0]["gain"]
+    assert (gain["kind"], gain["ms"], gain["none_faster"]) == ("estimate", None, True)
+    assert brief_cells(planted)["gain"] == finding_row(planted)[-1] == "no remedy it names measured faster"
+    assert _findings()[1].gain["none_faster"] is False
+    old = Diagnosis({}, (planted,)).to_json() | {"schema": "surrobench/diagnosis-v7"}
+    del old["findings"][0]["gain"]["none_faster"]
+    assert Diagnosis.from_json(old).findings[0].gain["none_faster"] is True  # derived from its measured again

@@ -179,7 +179,7 @@ def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_
     inside_noise = optimize_entry({"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)]})
     (withdrawn,) = _cited(stacked, entry=inside_noise).clauses
     assert withdrawn.remedies == () and "tf32+compile: measured 1.01x" in withdrawn.text
-    assert "[1.00, 1.06], unchanged" in withdrawn.text  # the interval and its verdict
+    assert "[1.00, 1.06], inconclusive" in withdrawn.text  # the interval and its verdict
     # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
     other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
     assert _cited(stacked, entry=optimize_entry(other)).clauses == (stacked,)

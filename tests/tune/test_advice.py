@@ -554,6 +554,7 @@ def test_a_drifted_saving_ranks_after_the_timed_steps_and_severity_has_one_denom
         "remedy": "threads=1",
         "whole_step": False,
         "drifted": False,
+        "none_faster": False,
     }
     assert memory.severity == "high" and memory.gain["drifted"] and memory.gain_ms > BASELINE_MS * 40
 

@@ -37,20 +37,20 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
-    """On a CPU basis, what the op times are (less the profiler's cost, or under it) as evidence: the ratio of the op
-    time kept to the op time profiled."""
+    """On a CPU basis, what the op times are (less the profiler's cost, scaled, or as profiled) as evidence: the ratio
+    of the op time kept to the op time profiled (1: nothing scaled, the profiled step no slower than the timed one)."""
     if not ev.on_cpu() or not ev.op_table.total_us:  # no op time: nothing to say of it
         return []
     profiled, timed = ev.profiled_step_ms, ev.timed_ms
+    kept = ev.ops.total_us / ev.op_table.total_us
     text = "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
     if timed and profiled:
-        steps = (
-            f"profiled step {profiled:.3f} ms vs timed {timed:.3f} ms (profiler overhead {profiled / timed - 1:+.0%})"
-        )
-        text = f"op times scaled by {min(timed / profiled, 1.0):.2f} to the unprofiled step: {steps}"
+        gap = f"profiler overhead {profiled / timed - 1:+.0%}" if profiled > timed else f"{profiled / timed:.2f}x timed"
+        scaled = f"scaled by {kept:.2f} to the unprofiled step" if kept < 1 else "not scaled"
         if each := per_call_us(ev.op_table, profiled, timed):  # else no slower, or beyond the bound: one factor
-            text = f"op times less the profiler's {each:.2f} us a recorded call: {steps}"
-    return [Evidence("profiler", text, ev.ops.total_us / ev.op_table.total_us, "ratio")]
+            scaled = f"less the profiler's {each:.2f} us a recorded call"
+        text = f"op times {scaled}: profiled step {profiled:.3f} ms vs timed {timed:.3f} ms ({gap})"
+    return [Evidence("profiler", text, kept, "ratio")]
 
 
 def _share_min(ev: ConfigEvidence, th: Thresholds) -> float:

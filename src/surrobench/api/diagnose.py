@@ -65,7 +65,7 @@ class Diagnosis(DiagnosisDocument):
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v7``: ``{"schema", "context", "findings", "warnings"}``."""
+        """``surrobench/diagnosis-v8``: ``{"schema", "context", "findings", "warnings"}``."""
         return DiagnosisDocument(self.context, self.findings, self.warnings).to_json()
 
 

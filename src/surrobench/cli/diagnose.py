@@ -1,6 +1,6 @@
 """``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose") of a
 workload, a stored run (``--run``) or traces: one call of :func:`surrobench.api.diagnose.diagnose`.
-``--json`` writes ``surrobench/diagnosis-v7``. Exit 3 when a config failed, 4 when one cannot be judged."""
+``--json`` writes ``surrobench/diagnosis-v8``. Exit 3 when a config failed, 4 when one cannot be judged."""
 
 from __future__ import annotations
 

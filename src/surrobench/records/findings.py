@@ -352,10 +352,11 @@ class Finding(schemas.Plain):
 
     @property
     def gain(self) -> dict:
-        """``{"kind", "ms", "remedy", "whole_step", "drifted"}``: :attr:`gain_kind`, :attr:`gain_ms`, the remedy
-        measured to save it, :attr:`whole_step`, whether that saving is a drifted window's (:attr:`MeasuredRemedy`)."""
+        """``{"kind", "ms", "remedy", "whole_step", "drifted", "none_faster"}``: :attr:`gain_kind`, :attr:`gain_ms`,
+        the remedy measured to save it, :attr:`whole_step`, a drifted window's saving, :attr:`none_faster`."""
         best, gain = self.best_measured, {"kind": self.gain_kind, "ms": self.gain_ms, "whole_step": self.whole_step}
-        return gain | {"remedy": best.remedy if best else None, "drifted": bool(best and best.drifted)}
+        drifted = bool(best and best.drifted)
+        return gain | {"remedy": best.remedy if best else None, "drifted": drifted, "none_faster": self.none_faster}
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
@@ -404,7 +405,7 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
 class Diagnosis(schemas.Plain):
     """A diagnosis document (``surrobench diagnose --json``): ``context`` says what was diagnosed (run id, trace
     path...), ``findings`` ranked, ``warnings`` what the reading could not take as given (events a trace loader
-    dropped or repaired, a missing trace...), one line each. Its JSON object is ``surrobench/diagnosis-v7``."""
+    dropped or repaired, a missing trace...), one line each. Its JSON object is ``surrobench/diagnosis-v8``."""
 
     SCHEMA = schemas.DIAGNOSIS
 

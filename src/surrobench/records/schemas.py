@@ -25,13 +25,13 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-#: diagnosis-v7: a measured remedy's verdict ``unchanged`` or ``inconclusive`` (the paired rule's) where v6 said
-#: ``no-difference``; v6 adds each finding's ``clauses``, ``measured`` and ``gain``, and ``context.measured``; v5
-#: ``context.host_floor`` (:mod:`surrobench.analysis.diagnose`); v4 each finding's ``remedy_stacks``; v3 its
-#: ``remedies``; v2 its ``evidence_source``. :meth:`surrobench.records.findings.Diagnosis.from_json` reads every
-#: version.
-DIAGNOSIS = "surrobench/diagnosis-v7"
-DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 7))
+#: diagnosis-v8: each finding's ``gain.none_faster`` (derived); v7 a measured remedy's verdict ``unchanged`` or
+#: ``inconclusive`` where v6 said ``no-difference``; v6 each finding's ``clauses``, ``measured`` and ``gain``, and
+#: ``context.measured``; v5 ``context.host_floor``; v4 each finding's ``remedy_stacks``; v3 its ``remedies``; v2 its
+#: ``evidence_source``. :meth:`surrobench.records.findings.Diagnosis.from_json` reads every version (a finding's
+#: ``gain`` is derived from its fields again).
+DIAGNOSIS = "surrobench/diagnosis-v8"
+DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 8))
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v3"  # v3: each op's ``inside`` (the ops it ran nested in); v2: each kernel_table

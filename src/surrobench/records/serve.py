@@ -290,17 +290,17 @@ class PolicyResult(schemas.Plain):
         c = self.capacity
         return None if c is None else (self.offered(c.capacity_rps), self.offered(c.failing_rps))
 
-    def capacity_unresolved(self) -> str | None:
-        """Why the capacity lies within its loads' noise, its boundary unresolved at the search's resolution: the
-        passing load offered no less than the failing one (two Poisson samples that overlap), or an end's P99 95%
-        interval holds the target (:meth:`LoadPoint.p99_holds`); None when resolved, or without a passing load."""
+    def capacity_unresolved(self, cut_short_p99_ms: float | None = None) -> str | None:
+        """Why the capacity (given ``cut_short_p99_ms``, a search cut short's :meth:`bracket` at that target) lies in
+        its loads' noise: the passing load offered no less than the failing one (two Poisson samples that overlap), or
+        an end's P99 95% interval holds the target (:meth:`LoadPoint.p99_holds`); None: resolved, or no passing load."""
         c = self.capacity
-        if c is None or not c.capacity_rps:
+        ends = self.capacity_offered_rps() if c else self.bracket() if cut_short_p99_ms else None
+        if not ends or not ends[0]:
             return None
-        lo, hi = self.capacity_offered_rps()
+        lo, hi = ends
         why = ["the passing load offered no less than the failing one"] if hi is not None and hi <= lo else []
-        ends = (p for p in self.points if p.target_rps in (c.capacity_rps, c.failing_rps))
-        held = [p for p in ends if p.p99_holds(c.target_p99_ms)]
+        held = [p for p in self.points if p.offered_rps in ends and p.p99_holds(cut_short_p99_ms or c.target_p99_ms)]
         why += [f"the P99's 95% interval at {rate_text(p.offered_rps)} offered holds the target" for p in held]
         return "; ".join(why) or None
 

@@ -105,7 +105,7 @@ def finding_row(f: Finding) -> list[str]:
     estimated (``3.681``), or the terminal's words where no remedy it names measured faster (:func:`brief_cells`)."""
     gain = UNKNOWN_GAIN if f.gain_ms is None else f"{f.gain_ms:.3f}" + (f" ({_measured(f)})" if f.best_measured else "")
     evidence = ["\n".join(e.text for e in f.evidence if (e.source in PROFILER_SIDE) == side) for side in (True, False)]
-    if f.none_faster:  # as the terminal says it: "0.000 (measured)" hid an inconclusive or slower remedy
+    if f.gain["none_faster"]:  # as the terminal says it: "0.000 (measured)" hid an inconclusive or slower remedy
         gain = brief_cells(f)["gain"]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
@@ -114,12 +114,12 @@ HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timelin
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact fields of ``f``; ``gain`` measured (with its remedy, :func:`_measured`, or none faster), else
-    estimated (``est.``), :data:`UNKNOWN_GAIN` when unknown."""
-    gain = UNKNOWN_GAIN if f.gain_ms is None else f"est. {f.gain_ms:.3f} ms/step"  # an estimate says so
-    if f.best_measured is not None:
-        gain = f"saves {f.gain_ms:.3f} ms/step {_measured(f)} ({f.best_measured.remedy})"
-    elif f.none_faster:  # another finding's remedy may have been faster; an alarm's code change left, estimated:
+    """The compact fields of ``f``; ``gain`` read from :attr:`Finding.gain` (the JSON's): measured (with its remedy,
+    :func:`_measured`, or none faster), else estimated (``est.``), :data:`UNKNOWN_GAIN` when unknown."""
+    gain = UNKNOWN_GAIN if f.gain["ms"] is None else f"est. {f.gain['ms']:.3f} ms/step"  # an estimate says so
+    if f.gain["remedy"] is not None:
+        gain = f"saves {f.gain['ms']:.3f} ms/step {_measured(f)} ({f.gain['remedy']})"
+    elif f.gain["none_faster"]:  # another finding's remedy may be faster; an alarm's code change left, estimated:
         est = f.severity_estimated and f.alarm
         gain = "no remedy it names measured faster" + (f", severity est. from its ops' time, {gain}" if est else "")
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)

@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.analysis.detect_ops import CPU_MEMORY
+from surrobench.analysis.op_readings import CPU_SMALL_CALL_US
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.kernel_tables import counters_renderables, kernel_table_rich, note_lines
 from surrobench.report.escape import plain, rich_escape
@@ -15,12 +16,9 @@ _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "
 _COLUMNS += ("self mem MiB", "input shapes")
 
 
-_DEVICE_COLUMNS = ("self dev us", "total dev us")
-
-
 def op_columns(table: dict) -> tuple[str, ...]:
     """:data:`_COLUMNS`, less the device times where the table has none (a CPU basis: they would all read 0)."""
-    return _COLUMNS if table["basis"] == "device" else tuple(c for c in _COLUMNS if c not in _DEVICE_COLUMNS)
+    return _COLUMNS if table["basis"] == "device" else tuple(c for c in _COLUMNS if "dev us" not in c)
 
 
 def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
@@ -61,7 +59,7 @@ def summary_line(report: dict) -> str:
 
 
 def reading_lines(readings: dict, basis: str = "device") -> list[str]:
-    """The four readings as one sentence each (shares as percentages); ``basis`` the op table's (``cpu``: no memory)."""
+    """The four readings as one sentence each (shares as percentages); ``basis``: the op table's (``cpu`` or not)."""
     s, f, m, sh = readings["structure"], readings["fragmentation"], readings["memory"], readings["shapes"]
     if s["matches"] is None:
         structure = f"no expected categories for {s['model']}; leading category {s['top_category']}"
@@ -72,11 +70,12 @@ def reading_lines(readings: dict, basis: str = "device") -> list[str]:
             f"structure ({', '.join(s['expected'])} expected, together {s['expected_share']:.1%})"
         )
     parts = " + ".join(f"{c.split('/')[0]} {v:.1%}" for c, v in f["by_category"].items())
-    fragments = f"{parts} = {f['share']:.1%}" + (" -- fusion targets" if f["flagged"] else "")
+    bound = f"calls under {CPU_SMALL_CALL_US:g} us: " if basis == "cpu" else ""  # read_table's bound on a CPU
+    fragments = f"{bound}{parts} = {f['share']:.1%}" + (" -- fusion targets" if f["flagged"] else "")
     if f["kernel_count"] is not None:
         fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
     if not m["available"] and basis != "device":
-        memory = f"not read (a CPU profile records no memory per op): {CPU_MEMORY}"
+        memory = f"per-op memory not read: {CPU_MEMORY}"
     elif not m["available"]:
         memory = "not available (no device memory recorded per op)"
     elif not m["candidates"]:

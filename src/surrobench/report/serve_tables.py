@@ -63,13 +63,17 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     where = record.label()
     policy = result.policy.label() if result.policy else ENDPOINT_POLICY
     line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
-    if result.capacity is not None:
-        c = result.capacity
-        if c.infeasible:
-            return f"{line}: {c.infeasible}"
-        lo, hi = result.capacity_offered_rps()
-        upper = rps(hi) if hi is not None else "not reached"
-        line += f": capacity {rps(lo)} rps offered at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
+    c = result.capacity
+    cut = record.env.get("interrupted") and record.find_max is not False  # a search cut short: its bracket so far
+    if c is not None and c.infeasible:
+        return f"{line}: {c.infeasible}"
+    if (ends := result.capacity_offered_rps() if c else result.bracket() if cut else None) is None:
+        return line
+    upper = rps(ends[1]) if ends[1] is not None else "not reached"
+    if c is None:
+        line += f": cut short, capacity in [{rps(ends[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
+    else:
+        line += f": capacity {rps(ends[0])} rps offered at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
         if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
             err = c.prediction_error if c.predicted_rps else None
             line += f", predicted {rps(c.predicted_rps)}" if c.predicted_rps else ", predicted: no rate"
@@ -77,11 +81,8 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-        if why := result.capacity_unresolved():
-            line += f"; unresolved within the loads' noise: {why}"
-    elif record.env.get("interrupted") and record.find_max is not False and (bracket := result.bracket()) is not None:
-        upper = rps(bracket[1]) if bracket[1] is not None else "not reached"
-        line += f": cut short, capacity in [{rps(bracket[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
+    if why := result.capacity_unresolved(record.target_p99_ms if cut else None):
+        line += f"; unresolved within the loads' noise: {why}"
     return line
 
 
