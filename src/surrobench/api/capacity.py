@@ -278,7 +278,7 @@ def optimize_capacity(
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
                 unloaded = unloaded_latency(service, info.sizes, request.unloaded_budget_s)
                 if not infeasible_reason(unloaded, p99_ms):  # the loaded cycle, for the prediction
-                    unloaded = saturated_cycles(service, unloaded, request.unloaded_budget_s)
+                    unloaded = saturated_cycles(service, unloaded)
         finally:
             free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)

@@ -573,7 +573,7 @@ def serve(
                         if missing:  # before any load of the policy: its sizes' unloaded latency, then saturated
                             sampled = {**unloaded, **unloaded_latency(service, missing, budget_s)}
                             if request.find_max and not infeasible_reason(sampled, request.target_p99_ms):
-                                sampled |= saturated_cycles(service, {k: sampled[k] for k in missing}, budget_s)
+                                sampled |= saturated_cycles(service, {k: sampled[k] for k in missing})
                             _add_unloaded(progress, unloaded, sampled)
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}

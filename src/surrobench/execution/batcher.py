@@ -185,7 +185,7 @@ BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
 #: The saturated probe's service times kept beside the back-to-back samples, at most (every n-th: its share of slow
-#: batches); the probe's least time per size, s (a quarter warm-up, then ~300 batches of the eager transformer's 1 ms,
+#: batches); the probe's time per size, s (a quarter warm-up, then ~300 batches of the eager transformer's 1 ms,
 #: docs/benchmarks/h200-capacity.md), and its rate over the back-to-back bound (full batches if up to 2x slower).
 SUSTAINED_SAMPLES = 3 * BACK_TO_BACK_SAMPLES
 SATURATED_S = 0.4
@@ -224,20 +224,17 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
-def saturated_cycles(
-    service: Service, unloaded: dict[int, UnloadedLatency], budget_s: float = UNLOADED_BUDGET_S, clock=None
-) -> dict[int, UnloadedLatency]:
+def saturated_cycles(service: Service, unloaded: dict[int, UnloadedLatency], clock=None) -> dict[int, UnloadedLatency]:
     """``unloaded`` with each size's loaded cycle: full batches of ``k`` served by :func:`serve_open_loop` on
     ``clock`` (a :class:`WallClock` when None) under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back
-    median's bound, for a third of ``budget_s`` split over the sizes (at least :data:`SATURATED_S`, and
-    :data:`MIN_UNLOADED_SAMPLES` batches after the warm-up), its first quarter a warm-up. After it,
-    ``saturated_ms``: the wall time per batch (ms: serving and the loop's own work, as a load at saturation runs);
-    ``loop_ms``: the loop's own time per batch (neither serving nor waiting); its batches' service times (every n-th,
-    at most :data:`SUSTAINED_SAMPLES`) join the back-to-back samples (why: docs/design.md, "Capacity")."""
+    median's bound for :data:`SATURATED_S` (or :data:`MIN_UNLOADED_SAMPLES` batches after the warm-up), its first
+    quarter a warm-up. After it, ``saturated_ms``: the wall time per batch (ms: serving and the loop's own work, as a
+    load at saturation runs); ``loop_ms``: the loop's own time per batch (neither serving nor waiting); its batches'
+    service times (every n-th, at most :data:`SUSTAINED_SAMPLES`) join the back-to-back samples (docs/design.md)."""
     clock, out = clock or WallClock(), {}
     for k, u in unloaded.items():
         batch_s = max(u.back_to_back_p50_ms / 1e3, 1e-9)
-        duration_s = max(SATURATED_S, budget_s / (3 * len(unloaded)), 4 / 3 * MIN_UNLOADED_SAMPLES * batch_s)
+        duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * batch_s)
         rate = min(OVER_OFFER * k / batch_s, MAX_ARRIVALS_PER_LOAD / duration_s)
         trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
         first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)
@@ -263,12 +260,12 @@ def interleaved(counts: dict[int, int], block: Callable[[int, int], list], rng: 
 
 
 def unloaded_latency(
-    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None, loop: bool = True
+    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None
 ) -> dict[int, UnloadedLatency]:
     """The unloaded latency of ``service`` per batch size of ``sizes``, within ``budget_s`` on ``clock`` (a
-    :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back batches (a third of
-    ``budget_s`` left to :func:`saturated_cycles`, none without ``loop``), and up to :data:`MIN_UNLOADED_SAMPLES` batches
-    (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why: docs/design.md, "Capacity"). After one warm-up
+    :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back and isolated batches, and
+    up to :data:`MIN_UNLOADED_SAMPLES` batches (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why:
+    docs/design.md, "Capacity"; :func:`saturated_cycles` follows where a prediction needs it). After one warm-up
     batch of every size, each kind is :func:`interleaved` over the sizes (seeded), the busy kinds first (an idle gap
     may clock the device down), the threshold probed per size between. At most :data:`BACK_TO_BACK_SAMPLES` /
     :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never
@@ -292,7 +289,7 @@ def unloaded_latency(
         counts = {k: count(limit, least, g + median[k]) for k, g in gaps.items()}
         return interleaved(counts, lambda k, m: [timed_after(k, gaps[k]) for _ in range(m)], rng)
 
-    share_s = budget_s / max(1, (3 if loop else 2) * len(sizes))
+    share_s = budget_s / max(1, 2 * len(sizes))
     first = {k: max(timed(k), 1e-9) for k in sizes}  # the warm-up pass, which sets the counts
     counts = {k: count(BACK_TO_BACK_SAMPLES, MIN_UNLOADED_SAMPLES, first[k]) for k in sizes}
     back = interleaved(counts, lambda k, m: [timed(k) for _ in range(m)], rng)

@@ -139,4 +139,4 @@ def http_unloaded(url: str, budget_s: float) -> dict[int, UnloadedLatency]:
                 raise UsageError.bad("url", f"{url!r}: an unloaded request failed: HTTP {response.status_code}")
             return time.perf_counter() - began
 
-        return unloaded_latency(one, (1,), budget_s, loop=False)
+        return unloaded_latency(one, (1,), budget_s)
