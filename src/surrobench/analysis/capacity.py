@@ -5,9 +5,8 @@ step by step: docs/design.md, "Capacity: predicted from the service times, verif
 (:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`) over
 the load generator's open-loop arrivals, each batch's service time drawn from the samples of its padded size measured
 before any load (:class:`~surrobench.records.serve.UnloadedLatency`: after ``MAX_GAP_S`` of idle or more, after the
-idle threshold, else back to back), plus the loop's own time per step (``loop_ms``), a back-to-back batch its loaded
-excess instead (``loaded_excess_ms``: the saturated cycle, :func:`~surrobench.execution.batcher.saturated_cycles`,
-less the samples' mean). Not modelled: late wake-ups, service times that change under load below saturation.
+idle threshold, else back to back) plus the loop's own time (``loop_ms``; back to back, ``loaded_excess_ms``, of the
+cycle :func:`~surrobench.execution.batcher.saturated_cycles` measured). Not modelled: late wake-ups, slower loads.
 
 **The verification** brackets the measured capacity around the prediction and bisects the bracket
 (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load

@@ -184,9 +184,8 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
-#: The saturated probe's service times kept beside the back-to-back samples, at most (every n-th: its share of slow
-#: batches); the probe's time per size, s (a quarter warm-up, then ~300 batches of the eager transformer's 1 ms,
-#: docs/benchmarks/h200-capacity.md), and its rate over the back-to-back bound (full batches if up to 2x slower).
+#: The saturated probe's batches kept beside the back-to-back samples, at most (every n-th); its time per size, s (a
+#: quarter warm-up, then ~300 batches of 1 ms), and its rate over the back-to-back bound (full if up to 2x slower).
 SUSTAINED_SAMPLES = 3 * BACK_TO_BACK_SAMPLES
 SATURATED_S = 0.4
 OVER_OFFER = 2.0
@@ -225,26 +224,22 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
 
 
 def saturated_cycles(service: Service, unloaded: dict[int, UnloadedLatency], clock=None) -> dict[int, UnloadedLatency]:
-    """``unloaded`` with each size's loaded cycle: full batches of ``k`` served by :func:`serve_open_loop` on
-    ``clock`` (a :class:`WallClock` when None) under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back
-    median's bound for :data:`SATURATED_S` (or :data:`MIN_UNLOADED_SAMPLES` batches after the warm-up), its first
-    quarter a warm-up. After it, ``saturated_ms``: the wall time per batch (ms: serving and the loop's own work, as a
-    load at saturation runs); ``loop_ms``: the loop's own time per batch (neither serving nor waiting); its batches'
-    service times (every n-th, at most :data:`SUSTAINED_SAMPLES`) join the back-to-back samples (docs/design.md)."""
-    clock, out = clock or WallClock(), {}
+    """``unloaded`` with each size's cycle saturated: :func:`serve_open_loop` on ``clock`` (None: a :class:`WallClock`)
+    under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back median's rate, for :data:`SATURATED_S` (or
+    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up): after it, ``saturated_ms`` (wall time
+    per batch), ``loop_ms`` (the loop's own) and :data:`SUSTAINED_SAMPLES` batches among the back-to-back samples."""
+    clock = clock or WallClock()
+    out = {}
     for k, u in unloaded.items():
-        batch_s = max(u.back_to_back_p50_ms / 1e3, 1e-9)
-        duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * batch_s)
-        rate = min(OVER_OFFER * k / batch_s, MAX_ARRIVALS_PER_LOAD / duration_s)
+        duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * u.back_to_back_p50_ms / 1e3)
+        rate = min(OVER_OFFER * k * 1e3 / max(u.back_to_back_p50_ms, 1e-6), MAX_ARRIVALS_PER_LOAD / duration_s)
         trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
         first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)
         served = np.subtract(trace.batch_end_s, trace.batch_start_s)[first:]  # the batches after the warm-up
-        out[k] = replace(
-            u,
-            back_to_back_ms=u.back_to_back_ms + tuple(1e3 * served[:: max(1, len(served) // SUSTAINED_SAMPLES)]),
-            loop_ms=1e3 * trace.loop_s / len(trace.batch_size),
-            saturated_ms=1e3 * (trace.batch_end_s[-1] - trace.batch_start_s[first]) / len(served),
-        )
+        kept = tuple(1e3 * served[:: max(1, len(served) // SUSTAINED_SAMPLES)])
+        cycle_ms = 1e3 * (trace.batch_end_s[-1] - trace.batch_start_s[first]) / len(served)
+        loop_ms = 1e3 * trace.loop_s / len(trace.batch_size)
+        out[k] = replace(u, back_to_back_ms=u.back_to_back_ms + kept, loop_ms=loop_ms, saturated_ms=cycle_ms)
     return out
 
 
@@ -266,7 +261,7 @@ def unloaded_latency(
     :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back and isolated batches, and
     up to :data:`MIN_UNLOADED_SAMPLES` batches (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why:
     docs/design.md, "Capacity"; :func:`saturated_cycles` follows where a prediction needs it). After one warm-up
-    batch of every size, each kind is :func:`interleaved` over the sizes (seeded), the busy kinds first (an idle gap
+    batch of every size, each kind is :func:`interleaved` over the sizes (seeded), back to back first (an idle gap
     may clock the device down), the threshold probed per size between. At most :data:`BACK_TO_BACK_SAMPLES` /
     :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never
     under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
@@ -294,10 +289,8 @@ def unloaded_latency(
     counts = {k: count(BACK_TO_BACK_SAMPLES, MIN_UNLOADED_SAMPLES, first[k]) for k in sizes}
     back = interleaved(counts, lambda k, m: [timed(k) for _ in range(m)], rng)
     median = {k: max(float(np.median(back[k])), 1e-9) for k in sizes}
-    gap = {}
-    for k in sizes:
-        probes = PROBES if share_s >= 12 * PROBES * median[k] else 1
-        gap[k] = idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes)
+    probes = {k: PROBES if share_s >= 12 * PROBES * median[k] else 1 for k in sizes}
+    gap = {k: idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes[k]) for k in sizes}
     isolated = spaced(ISOLATED_SAMPLES, MIN_UNLOADED_SAMPLES, gap)
     idle = spaced(MIN_UNLOADED_SAMPLES, MIN_IDLE_SAMPLES, {k: MAX_GAP_S for k in sizes if gap[k] < MAX_GAP_S})
 

@@ -242,8 +242,7 @@ class UnloadedLatency(schemas.Plain):
 
     @property
     def loaded_excess_ms(self) -> float:
-        """A back-to-back batch's charge beside its sample: the saturated wall time per batch less the back-to-back
-        mean (at least 0), so the samples drawn back to back add up to the measured cycle; ``loop_ms`` without it."""
+        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms``."""
         mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
         return self.loop_ms if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
