@@ -610,6 +610,18 @@ def _tiny(**options):
     return serve(nn.Conv2d(3, 1, 1), **{**common, **options})
 
 
+def test_the_saturated_probe_runs_for_a_search_and_not_for_an_infeasible_target(monkeypatch):
+    # a search measures each size's saturated cycle before predicting (the loads themselves left out here); a target
+    # no rate meets is answered without it
+    monkeypatch.setattr(
+        serve_module, "find_capacity", lambda measure, target, *a, **k: (Capacity(target, 0, None, ()), [])
+    )
+    searched = _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
+    assert [u.batch for u in searched.unloaded] == [1, 2] and all(u.saturated_ms > 0 for u in searched.unloaded)
+    infeasible = _tiny(find_max=True, p99_ms=1e-4, max_batch=2)
+    assert infeasible.infeasible() and [u.saturated_ms for u in infeasible.unloaded] == [None, None]
+
+
 def test_serve_warns_of_a_busy_host(monkeypatch):
     monkeypatch.setattr("surrobench.api.serve.host_load", lambda: (64.0, 2))
     monkeypatch.setattr("surrobench.api.serve.cpu_times", lambda: None)  # no /proc/stat: the load average read

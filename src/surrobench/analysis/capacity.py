@@ -154,13 +154,14 @@ def simulated_point(
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
     clock = VirtualClock(wake_s=unloaded[sizes[0]].loop_ms / 1e3)  # the loop's step after each wake too
+    excess = {k: u.loaded_excess_ms for k, u in unloaded.items()}  # a mean over the samples: once, not per batch
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]
         busy = idle_s < u.gap_ms / 1e3
         pool = u.back_to_back_ms if busy else u.isolated_ms
         pool = u.idle_ms if u.idle_ms and idle_s >= MAX_GAP_S else pool
-        seconds = (pool[int(rng.integers(len(pool)))] + (u.loaded_excess_ms if busy else u.loop_ms)) / 1e3
+        seconds = (pool[int(rng.integers(len(pool)))] + (excess[u.batch] if busy else u.loop_ms)) / 1e3
         clock.advance(seconds)
         last_end[0] = clock.now()
         return seconds
