@@ -36,8 +36,9 @@ def _capacity(doc: dict) -> dict | None:
 def serve_rows(folder: Path) -> list[str]:
     rows = [
         "| setting | batch-1 isolated P50 / P99 ms | back to back P50 / P99 ms | idle threshold ms (batch 1 / 8) | "
+        "batch-8 saturated / back-to-back mean ms | "
         "predicted rps | measured rps [first failing] | predicted / measured | loads | search s | step wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(folder.glob("*.json")):
         doc = json.loads(path.read_text())
@@ -49,12 +50,15 @@ def serve_rows(folder: Path) -> list[str]:
         idle = " / ".join(f"{by_size[k].gap_ms:.2f}" if k in by_size else "-" for k in (1, 8))
         iso = f"{one.isolated_p50_ms:.2f} / {one.isolated_p99_ms:.2f}" if one else "-"
         b2b = f"{one.back_to_back_p50_ms:.2f} / {one.back_to_back_p99_ms:.2f}" if one else "-"
+        full = by_size.get(8)
+        loaded = "-" if full is None or full.saturated_ms is None else f"{full.saturated_ms:.3f}"
+        loaded += f" / {sum(full.back_to_back_ms) / len(full.back_to_back_ms):.3f}" if full else ""
         if cap is None:
             continue
         if cap.get("infeasible"):  # answered without a load, or after loads that found no rate
             pred = "-" if cap.get("predicted_rps") is None else f"{cap['predicted_rps']:,.0f}"
             rows.append(
-                f"| {path.stem} | {iso} | {b2b} | {idle} | {pred} | no rate found | - | {len(cap['steps'])} | "
+                f"| {path.stem} | {iso} | {b2b} | {idle} | {loaded} | {pred} | no rate found | - | {len(cap['steps'])} | "
                 f"{cap['search_s'] or 0:.0f} | {_wall_s(folder, path.stem)} |"
             )
             continue
@@ -64,7 +68,7 @@ def serve_rows(folder: Path) -> list[str]:
         search = f"{cap['search_s']:.0f}" if cap.get("search_s") is not None else "-"
         wall = _wall_s(folder, path.stem)
         rows.append(
-            f"| {path.stem} | {iso} | {b2b} | {idle} | {_rps(pred)} | {_rps(lo)} [{_rps(hi)}] | {ratio} | "
+            f"| {path.stem} | {iso} | {b2b} | {idle} | {loaded} | {_rps(pred)} | {_rps(lo)} [{_rps(hi)}] | {ratio} | "
             f"{len(cap['steps'])} | {search} | {'-' if wall is None else f'{wall:.0f}'} |"
         )
     return rows

@@ -10,7 +10,8 @@ The service is ``nn.Conv2d(3, 1, 1)`` on one 3x8x8 request (about 13 us a batch 
 is the median batch period less the median service time (robust to preemption), beside the mean period and the
 process's CPU share. ``capacity``: ``serve(find_max=True)`` at max batch 8, max wait 1 ms, 2 s per rate after a
 0.5 s warm-up; ``before`` charges no loop time (the prediction as it was); one JSON line with the predicted and
-measured capacity, the measured ``loop_ms`` per size and the CPU share of the backlogs and of each load.
+measured capacity, the measured ``loop_ms`` and ``saturated_ms`` per size and the CPU share of the saturated probes
+(``execution.batcher.saturated_cycles``) and of each load.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -67,8 +69,13 @@ def loop_rows() -> None:
 def capacity_row(p99_ms: float, before: bool) -> None:
     calib: list[float] = []
     loads: list[float] = []
-    measured = batcher.loop_overhead
-    batcher.loop_overhead = _share(lambda *a: (0.0, measured(*a)[1]) if before else measured(*a), calib)
+    measured = api_serve.saturated_cycles
+
+    def probe(*args):
+        out = measured(*args)
+        return {k: replace(u, loop_ms=0.0, saturated_ms=None) for k, u in out.items()} if before else out
+
+    api_serve.saturated_cycles = _share(probe, calib)
     api_serve.serve_open_loop = _share(api_serve.serve_open_loop, loads)
     began = time.time()
     record = api_serve.serve(
@@ -78,7 +85,8 @@ def capacity_row(p99_ms: float, before: bool) -> None:
     c = record.policies[0].capacity
     row = dict(before=before, p99_ms=p99_ms, predicted=round(c.predicted_rps), capacity=round(c.capacity_rps))
     row |= dict(failing=round(c.failing_rps) if c.failing_rps else None, load=round(os.getloadavg()[0], 2))
-    row |= dict(loop_ms={u.batch: round(u.loop_ms, 4) for u in record.unloaded}, backlog_cpu=calib, load_cpu=loads)
+    row |= dict(loop_ms={u.batch: round(u.loop_ms, 4) for u in record.unloaded}, probe_cpu=calib, load_cpu=loads)
+    row |= dict(saturated_ms={u.batch: u.saturated_ms and round(u.saturated_ms, 4) for u in record.unloaded})
     print(json.dumps(row | dict(wall_s=round(time.time() - began, 1))), flush=True)
 
 

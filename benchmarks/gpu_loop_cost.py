@@ -1,6 +1,6 @@
 """What serve's ``loop_ms`` charge stands for on a GPU service (docs/benchmarks/h200-capacity.md).
 
-``loop_ms`` (:func:`surrobench.execution.batcher.loop_overhead`) is a backlog's mean period per batch less the mean
+``loop_ms`` as the sixth session's serve computed it (the removed ``loop_overhead``) was a backlog's mean period per batch less the mean
 of the back-to-back samples taken just before it. Per model and padded size this prints, three times interleaved,
 one JSON line: the back-to-back samples (mean, median, P99), the backlog's periods between batch ends (mean, median,
 P99, max and the five longest with their index), the backlog's service times and the loop's own time per batch

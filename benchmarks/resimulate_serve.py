@@ -2,7 +2,7 @@
 
 For each measured load point of the record's first policy: the measured P99 beside the simulation's
 (:func:`surrobench.analysis.capacity.simulated_point`, Poisson arrivals at the same rate) with the loop's time
-charged as recorded (``loop_ms``) and without it, and the ratio simulated over measured.
+charged as recorded (``loop_ms``, and ``saturated_ms``'s loaded excess) and without them, and the ratio simulated over measured.
 
 Usage: PYTHONPATH=src python benchmarks/resimulate_serve.py SERVE.json
 """
@@ -20,7 +20,7 @@ from surrobench.records.serve import ServePolicy, UnloadedLatency
 def main(path: str) -> None:
     doc = json.load(open(path))
     unloaded = {u["batch"]: UnloadedLatency.from_json(u) for u in doc["unloaded"]}
-    no_loop = {k: replace(u, loop_ms=0.0) for k, u in unloaded.items()}
+    no_loop = {k: replace(u, loop_ms=0.0, saturated_ms=None) for k, u in unloaded.items()}
     served = doc["policies"][0]
     policy, target = ServePolicy(**served["policy"]), doc["target_p99_ms"]
     print(f"{doc['workload']['model']} {doc['env'].get('device_name')}, {policy.label()}, P99 target {target} ms")

@@ -5,8 +5,8 @@ step by step: docs/design.md, "Capacity: predicted from the service times, verif
 (:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`) over
 the load generator's open-loop arrivals, each batch's service time drawn from the samples of its padded size measured
 before any load (:class:`~surrobench.records.serve.UnloadedLatency`: after ``MAX_GAP_S`` of idle or more, after the
-idle threshold, else back to back), plus the loop's own time per step (``loop_ms``,
-:func:`~surrobench.execution.batcher.loop_overhead`). Not modelled: late wake-ups, service times that change under load.
+idle threshold, else back to back) plus the loop's own time (``loop_ms``; back to back, ``loaded_excess_ms``, of the
+cycle :func:`~surrobench.execution.batcher.saturated_cycles` measured). Not modelled: late wake-ups, slower loads.
 
 **The verification** brackets the measured capacity around the prediction and bisects the bracket
 (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
@@ -154,12 +154,14 @@ def simulated_point(
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
     clock = VirtualClock(wake_s=unloaded[sizes[0]].loop_ms / 1e3)  # the loop's step after each wake too
+    excess = {k: u.loaded_excess_ms for k, u in unloaded.items()}  # a mean over the samples: once, not per batch
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]
-        pool = u.isolated_ms if idle_s >= u.gap_ms / 1e3 else u.back_to_back_ms
+        busy = idle_s < u.gap_ms / 1e3
+        pool = u.back_to_back_ms if busy else u.isolated_ms
         pool = u.idle_ms if u.idle_ms and idle_s >= MAX_GAP_S else pool
-        seconds = (pool[int(rng.integers(len(pool)))] + u.loop_ms) / 1e3
+        seconds = (pool[int(rng.integers(len(pool)))] + (excess[u.batch] if busy else u.loop_ms)) / 1e3
         clock.advance(seconds)
         last_end[0] = clock.now()
         return seconds
@@ -192,7 +194,7 @@ def predict_capacity(
             return False
 
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
-    hi, lo = None, policy.max_batch / ((full.back_to_back_p50_ms + full.loop_ms) / 1e3)
+    hi, lo = None, policy.max_batch / ((full.back_to_back_p50_ms + full.loaded_excess_ms) / 1e3)
     bound = lo
     while not passes(lo):
         if lo < SIMULATED_FLOOR * bound:

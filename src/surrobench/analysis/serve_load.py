@@ -117,6 +117,7 @@ def load_point(
     first, last = arrivals[0], completion[done].max() if done.any() else trace.elapsed_s
     # achieved over the offered window (from the warm-up's end), or on to the last completion after it
     span = max(max(last, warmup_s + window_s) - warmup_s if window_s else last - first, 1e-12)
+    offered_s = window_s or (max(arrivals[-1] - first, 1e-12) if arrivals.size > 1 else 0.0)  # the arrival span
     sizes = padded_sizes(max_batch)
     batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
     batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
@@ -134,11 +135,7 @@ def load_point(
         arrival=arrival,
         target_rps=target_rps,
         concurrency=concurrency,
-        offered_rps=float(arrivals.size / window_s)
-        if window_s
-        else float(arrivals.size / max(arrivals[-1] - first, 1e-12))
-        if arrivals.size > 1
-        else 0.0,
+        offered_rps=float(arrivals.size / offered_s) if offered_s else 0.0,
         achieved_rps=float(done.sum() / span),
         requests=int(arrivals.size),
         warmup_requests=int((~measured).sum()),

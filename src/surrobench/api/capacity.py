@@ -23,7 +23,7 @@ from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
-from surrobench.execution.batcher import unloaded_latency
+from surrobench.execution.batcher import saturated_cycles, unloaded_latency
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
@@ -277,6 +277,8 @@ def optimize_capacity(
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
                 unloaded = unloaded_latency(service, info.sizes, request.unloaded_budget_s)
+                if not infeasible_reason(unloaded, p99_ms):  # the loaded cycle, for the prediction
+                    unloaded = saturated_cycles(service, unloaded)
         finally:
             free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)

@@ -33,7 +33,7 @@ from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, Us
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, constant_arrivals, poisson_arrivals
 from surrobench.execution.arrivals import replay_arrivals
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
-from surrobench.execution.batcher import MAX_GAP_S, unloaded_latency
+from surrobench.execution.batcher import MAX_GAP_S, saturated_cycles, unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.host_facts import cpu_times, other_cpus, usable_cpus
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
@@ -570,8 +570,11 @@ def serve(
                     with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                         began = cpu_times()  # its steps built: torch.compile's workers are other processes
                         missing = tuple(k for k in info.sizes if k not in unloaded)
-                        if missing:  # before any load of the policy: its sizes' unloaded latency
-                            _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))
+                        if missing:  # before any load of the policy: its sizes' unloaded latency, then saturated
+                            sampled = {**unloaded, **unloaded_latency(service, missing, budget_s)}
+                            if request.find_max and not infeasible_reason(sampled, request.target_p99_ms):
+                                sampled |= saturated_cycles(service, {k: sampled[k] for k in missing})
+                            _add_unloaded(progress, unloaded, sampled)
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms, grad_mode=prepared.grad_mode)

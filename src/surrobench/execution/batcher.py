@@ -9,11 +9,11 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD
+from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, poisson_arrivals
 from surrobench.records.serve import ServePolicy, UnloadedLatency
 
 #: ``service(k) -> compute_s``: serve a batch of ``k`` requests and return its compute time in seconds.
@@ -184,8 +184,11 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
-#: A backlog's service times kept beside the back-to-back samples, at most (every n-th: its share of slow batches).
+#: The saturated probe's batches kept beside the back-to-back samples, at most (every n-th); its time per size, s (a
+#: quarter warm-up, then ~300 batches of 1 ms), and its rate over the back-to-back bound (full if up to 2x slower).
 SUSTAINED_SAMPLES = 3 * BACK_TO_BACK_SAMPLES
+SATURATED_S = 0.4
+OVER_OFFER = 2.0
 #: Batches after the longest idle probed, at least (their P99 is then their max; a short budget gets these).
 MIN_IDLE_SAMPLES = 3
 #: The idle threshold's probes (:func:`idle_threshold`): gaps doubling from :data:`MIN_GAP_S` to :data:`MAX_GAP_S`
@@ -220,12 +223,24 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
-def loop_overhead(service: Service, k: int, n: int, clock) -> tuple[float, list[float]]:
-    """A backlog of ``n`` batches of ``k`` served by :func:`serve_open_loop`: the loop's own time (s: the backlog's
-    time neither serving nor waiting) and the batches' service times (s), a sustained run's (preemption by other
-    processes, docs/benchmarks/cpu-loop.md); why both from the same backlogs: docs/design.md, "Capacity"."""
-    trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
-    return trace.loop_s, np.subtract(trace.batch_end_s, trace.batch_start_s).tolist()
+def saturated_cycles(service: Service, unloaded: dict[int, UnloadedLatency], clock=None) -> dict[int, UnloadedLatency]:
+    """``unloaded`` with each size's cycle saturated: :func:`serve_open_loop` on ``clock`` (None: a :class:`WallClock`)
+    under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back median's rate, for :data:`SATURATED_S` (or
+    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up): after it, ``saturated_ms`` (wall time
+    per batch), ``loop_ms`` (the loop's own) and :data:`SUSTAINED_SAMPLES` batches among the back-to-back samples."""
+    clock = clock or WallClock()
+    out = {}
+    for k, u in unloaded.items():
+        duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * u.back_to_back_p50_ms / 1e3)
+        rate = min(OVER_OFFER * k * 1e3 / max(u.back_to_back_p50_ms, 1e-6), MAX_ARRIVALS_PER_LOAD / duration_s)
+        trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
+        first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)
+        served = np.subtract(trace.batch_end_s, trace.batch_start_s)[first:]  # the batches after the warm-up
+        kept = tuple(1e3 * served[:: max(1, len(served) // SUSTAINED_SAMPLES)])
+        cycle_ms = 1e3 * (trace.batch_end_s[-1] - trace.batch_start_s[first]) / len(served)
+        loop_ms = 1e3 * trace.loop_s / len(trace.batch_size)
+        out[k] = replace(u, back_to_back_ms=u.back_to_back_ms + kept, loop_ms=loop_ms, saturated_ms=cycle_ms)
+    return out
 
 
 def interleaved(counts: dict[int, int], block: Callable[[int, int], list], rng: np.random.Generator) -> dict[int, list]:
@@ -240,13 +255,13 @@ def interleaved(counts: dict[int, int], block: Callable[[int, int], list], rng: 
 
 
 def unloaded_latency(
-    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None, loop: bool = True
+    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None
 ) -> dict[int, UnloadedLatency]:
     """The unloaded latency of ``service`` per batch size of ``sizes``, within ``budget_s`` on ``clock`` (a
-    :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back batches then backlogs'
-    (:func:`loop_overhead`; none, and no loop time, without ``loop``), and up to :data:`MIN_UNLOADED_SAMPLES` batches
-    (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why: docs/design.md, "Capacity"). After one warm-up
-    batch of every size, each kind is :func:`interleaved` over the sizes (seeded), the busy kinds first (an idle gap
+    :class:`WallClock` when None): the idle threshold (:func:`idle_threshold`), back-to-back and isolated batches, and
+    up to :data:`MIN_UNLOADED_SAMPLES` batches (at least :data:`MIN_IDLE_SAMPLES`) after :data:`MAX_GAP_S` (why:
+    docs/design.md, "Capacity"; :func:`saturated_cycles` follows where a prediction needs it). After one warm-up
+    batch of every size, each kind is :func:`interleaved` over the sizes (seeded), back to back first (an idle gap
     may clock the device down), the threshold probed per size between. At most :data:`BACK_TO_BACK_SAMPLES` /
     :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes and kinds) would be exceeded, never
     under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
@@ -269,34 +284,19 @@ def unloaded_latency(
         counts = {k: count(limit, least, g + median[k]) for k, g in gaps.items()}
         return interleaved(counts, lambda k, m: [timed_after(k, gaps[k]) for _ in range(m)], rng)
 
-    share_s = budget_s / max(1, (3 if loop else 2) * len(sizes))
+    share_s = budget_s / max(1, 2 * len(sizes))
     first = {k: max(timed(k), 1e-9) for k in sizes}  # the warm-up pass, which sets the counts
     counts = {k: count(BACK_TO_BACK_SAMPLES, MIN_UNLOADED_SAMPLES, first[k]) for k in sizes}
     back = interleaved(counts, lambda k, m: [timed(k) for _ in range(m)], rng)
     median = {k: max(float(np.median(back[k])), 1e-9) for k in sizes}
-    backlogs = {k: count(MAX_ARRIVALS_PER_LOAD // k, MIN_UNLOADED_SAMPLES, median[k]) for k in sizes}
-    runs = interleaved(backlogs if loop else {}, lambda k, m: [loop_overhead(service, k, m, clock)], rng)
-    gap = {}
-    for k in sizes:
-        probes = PROBES if share_s >= 12 * PROBES * median[k] else 1
-        gap[k] = idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes)
+    probes = {k: PROBES if share_s >= 12 * PROBES * median[k] else 1 for k in sizes}
+    gap = {k: idle_threshold(lambda g, k=k: timed_after(k, g), back[k], probes[k]) for k in sizes}
     isolated = spaced(ISOLATED_SAMPLES, MIN_UNLOADED_SAMPLES, gap)
     idle = spaced(MIN_UNLOADED_SAMPLES, MIN_IDLE_SAMPLES, {k: MAX_GAP_S for k in sizes if gap[k] < MAX_GAP_S})
 
     def ms(seconds) -> tuple[float, ...]:
         return tuple(1e3 * t for t in seconds)
 
-    out = {}
-    for k in sizes:
-        backlogs_k = runs.get(k, ())
-        served = [s for _, batches in backlogs_k for s in batches]
-        back[k] += served[:: max(1, len(served) // SUSTAINED_SAMPLES)]
-        out[k] = UnloadedLatency(
-            batch=k,
-            gap_ms=gap[k] * 1e3,
-            isolated_ms=ms(isolated[k]),
-            back_to_back_ms=ms(back[k]),
-            loop_ms=1e3 * sum(loop_s for loop_s, _ in backlogs_k) / max(1, len(served)),
-            idle_ms=ms(idle.get(k, [])),
-        )
-    return out
+    return {
+        k: UnloadedLatency(k, gap[k] * 1e3, ms(isolated[k]), ms(back[k]), idle_ms=ms(idle.get(k, []))) for k in sizes
+    }

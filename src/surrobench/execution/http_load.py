@@ -121,7 +121,7 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
 
 def http_unloaded(url: str, budget_s: float) -> dict[int, UnloadedLatency]:
     """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``, each given
-    :data:`REQUEST_TIMEOUT_S`) within ``budget_s``, batch size 1 only, no loop (the endpoint batches by its own policy).
+    :data:`REQUEST_TIMEOUT_S`) within ``budget_s``, batch size 1 only, no saturated cycle (it batches by its own policy).
 
     Raises:
         UsageError: httpx is not installed, or a request failed (its cause named).
@@ -139,4 +139,4 @@ def http_unloaded(url: str, budget_s: float) -> dict[int, UnloadedLatency]:
                 raise UsageError.bad("url", f"{url!r}: an unloaded request failed: HTTP {response.status_code}")
             return time.perf_counter() - began
 
-        return unloaded_latency(one, (1,), budget_s, loop=False)
+        return unloaded_latency(one, (1,), budget_s)

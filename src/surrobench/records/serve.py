@@ -226,9 +226,9 @@ class Capacity(schemas.Plain):
 class UnloadedLatency(schemas.Plain):
     """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
-    and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then
-    backlogs'); ``loop_ms``, the batcher loop's own time per batch over those backlogs
-    (:func:`surrobench.execution.batcher.loop_overhead`; 0: not measured);
+    and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then a
+    saturated load's); ``loop_ms``, the batcher loop's own time per batch there, and ``saturated_ms`` its wall time per
+    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; 0 and None: not measured, as before it);
     ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
     the device (empty: not measured, or that gap is ``gap_ms``)."""
 
@@ -238,6 +238,13 @@ class UnloadedLatency(schemas.Plain):
     back_to_back_ms: tuple[float, ...]
     loop_ms: float = 0.0
     idle_ms: tuple[float, ...] = ()
+    saturated_ms: float | None = None
+
+    @property
+    def loaded_excess_ms(self) -> float:
+        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms``."""
+        mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
+        return self.loop_ms if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:

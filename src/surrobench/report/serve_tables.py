@@ -87,7 +87,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
 
 
 UNLOADED_COLUMNS = ("batch", "isolated P50 ms", "isolated P99 ms", "back-to-back P50 ms", "back-to-back P99 ms")
-UNLOADED_COLUMNS += ("gap ms", "loop ms", "n")
+UNLOADED_COLUMNS += ("loaded ms", "gap ms", "loop ms", "n")
 UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; back to back: as under load)"
 #: The legend of ``gap ms`` (:func:`surrobench.execution.batcher.idle_threshold`), under the unloaded table.
 GAP_NOTE = "gap ms: the shortest idle that made the next batch slower than back to back (isolated: timed after it); "
@@ -109,7 +109,7 @@ def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[
     best_line or a note says why) its points and its search's steps. The terminal, markdown and HTML render these."""
     unloaded = []  # per padded batch size
     for u in record.unloaded:
-        ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms)
+        ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms, u.saturated_ms)
         counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
         unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
     out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded)] if unloaded else []
@@ -130,7 +130,7 @@ def section_note(names: tuple[str, ...]) -> str:
 
 def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     """:func:`sections` as tables fitted to ``width`` (None: no limit)."""
-    tables, unloaded = [], {"loop ms": 3, "n": 2, "gap ms": 1}
+    tables, unloaded = [], {"loop ms": 4, "n": 3, "gap ms": 2, "loaded ms": 1}
     for title, names, rows in sections(record):
         fit = unloaded if names == UNLOADED_COLUMNS else _FIT
         cols = fit_columns(names, minor=fit, wrap=fit)
