@@ -103,7 +103,7 @@ class CandidateResult:
             ``break_even_calls`` the calls that pay it back, None unless faster by the one rule (``accepted``).
         error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
         time_s: wall time spent on it (setup, accuracy check, rounds); ``rounds`` its window's (None: not timed, or
-            stored before), faster in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
+            stored before), in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
     """
 
     name: str

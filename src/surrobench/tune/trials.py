@@ -237,7 +237,7 @@ class Trials:
         vs_base = self.window_speedup(bench.baseline, handle, self.last_rounds)
         gain = self.window_speedup(current, handle, self.last_rounds) if current is not None else None
         decisive = gain or vs_base
-        few = self.last_rounds < MIN_ROUNDS and decisive.faster()  # faster in fewer rounds than the rule needs
+        few = self.last_rounds < MIN_ROUNDS  # fewer rounds than the rule needs: not judged, faster or slower
         accepted = decisive.faster() and not few
         reason = decisive.reason(current_name or "the baseline") + extended
         if accepted:
@@ -250,7 +250,7 @@ class Trials:
             cut = f"{self.last_rounds} of {self.rounds} rounds before the budget's end (the rule needs {MIN_ROUNDS})"
             reason = f"inconclusive: {cut}: {reason}"
         elif self.last_rounds < self.rounds:
-            slower = crowd and decisive.slower() and self.last_rounds >= MIN_ROUNDS
+            slower = crowd and decisive.slower()
             how = "once slower" if slower else "at the deadline"
             reason += f"{',' if crowd else ';'} its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
         base_ms, ms = (float(np.median(h.samples_ms()[-self.last_rounds :])) for h in (bench.baseline, handle))
