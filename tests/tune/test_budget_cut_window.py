@@ -4,6 +4,8 @@ inconclusive, and its reason and its measured verdict say so."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planted_search import PlantedBench, PlantedClock, planted_search, remedies
 
 from surrobench.records.paired import MIN_ROUNDS
@@ -41,3 +43,12 @@ def test_the_rules_least_rounds_judge_it():
     assert tf32.rounds == MIN_ROUNDS and tf32.verdict == "accepted" and tf32.not_faster() is None
     slower = _tf32(budget_end=5.0, speedup=0.5)
     assert slower.rounds == MIN_ROUNDS and slower.verdict == "rejected_slower"
+
+
+def test_one_predicate_reads_too_few_rounds_for_the_table_and_for_diagnose():
+    # a one-round rejected_slower stored before the rule needed its least rounds either way: diagnose reads it as
+    # the table's rule does, inconclusive; one stored before rounds were kept (None) is judged as stored
+    stored = replace(_tf32(budget_end=3.0, speedup=0.5), verdict="rejected_slower")
+    assert stored.too_few_rounds() and measured_remedy(stored, 0.01).verdict == "inconclusive"
+    older = replace(stored, rounds=None)
+    assert not older.too_few_rounds() and measured_remedy(older, 0.01).verdict == "slower"
