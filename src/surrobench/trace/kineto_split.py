@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
+from surrobench.execution.host_facts import usable_cpus
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import EVENT_BOUNDARY, locate_events, read_event_range
 from surrobench.trace.model import TimelineBuilder
@@ -25,11 +26,6 @@ MAX_PIECES = 255
 """At most this many pieces (one queue byte each); 255 keep a 4 GB trace at 16 MiB pieces."""
 
 _PROBE_BYTES = 1 << 20
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity mask, else the machine's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
@@ -56,8 +52,8 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 
 def prestart(file: Path) -> None:
-    """Start reading ``file`` in :func:`usable_cores` workers now for a later :func:`read_split`."""
-    workers = usable_cores()
+    """Start reading ``file`` in :func:`usable_cpus` workers now for a later :func:`read_split`."""
+    workers = usable_cpus()
     try:
         key = _key(file, workers)
         split = None if key in _STARTED else _start_split(file, workers)
