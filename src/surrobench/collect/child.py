@@ -150,23 +150,6 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
     return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
 
 
-def _ncu_steps(step, plan: ProfileSchedule) -> dict:
-    """``--profiler ncu``'s loop (module docstring): each active step synchronized, the only range open (as
-    ``benchmarks/ncu_step.py``), so ncu replays just its kernels."""
-    step_ms = []
-    for i in range(plan.total):
-        active = i >= plan.wait + plan.warmup
-        t0 = time.perf_counter_ns()
-        if active:
-            torch.cuda.nvtx.range_push(STEP_RANGE)
-        step(i)
-        torch.cuda.synchronize()
-        if active:
-            torch.cuda.nvtx.range_pop()
-        step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
-    return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
-
-
 def _bare(step_ms: list[float], active_ms: list[float]) -> dict:
     """The result body of a run without torch.profiler: step times (ms), no op table, trace or messages."""
     return dict(step_ms=step_ms, active_step_ms=active_ms, op_table=None, trace_path=None, errors=[], warnings=[])
@@ -200,7 +183,20 @@ def run_config(
         if profiler == "ncu":
             if cfg.device != "cuda":
                 raise ValueError("--profiler ncu needs a CUDA config")
-            body = _ncu_steps(step, plan)
+            # the loop of the module docstring: each active step synchronized, the only range open (as
+            # benchmarks/ncu_step.py), so ncu replays just its kernels
+            step_ms = []
+            for i in range(plan.total):
+                active = i >= plan.wait + plan.warmup
+                t0 = time.perf_counter_ns()
+                if active:
+                    torch.cuda.nvtx.range_push(STEP_RANGE)
+                step(i)
+                torch.cuda.synchronize()
+                if active:
+                    torch.cuda.nvtx.range_pop()
+                step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+            body = _bare(step_ms, step_ms[plan.wait + plan.warmup :])
         elif profiler == "none":
             body = _plain_steps(phased, plan, cfg.device, control)
         else:
