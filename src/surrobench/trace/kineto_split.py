@@ -129,9 +129,16 @@ def _start_split(file: Path, workers: int) -> _Split | None:
     os.write(feed, bytes(range(len(ranges))))  # <= 255 bytes: below any pipe's buffer, never blocks
     os.close(feed)
     split = _Split(file, header, bare, ranges, queue, [])
+    env = dict(os.environ)  # each worker takes pieces: ``python -m`` this module, never a re-import of ``__main__``
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    spans = ",".join(f"{lo}:{'' if hi is None else hi}" for lo, hi in ranges)
+    argv = [sys.executable, "-m", __name__, str(file), str(int(bare)), str(queue), spans]
     try:
         for _ in range(workers - 1):
-            split.children.append(_start_worker(file, ranges, bare, queue))
+            split.children.append(
+                subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, pass_fds=(queue,))
+            )
     except OSError:  # no interpreter to start (an embedded Python): one process
         split.close()
         return None
@@ -160,16 +167,6 @@ def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[in
             if m:
                 cuts.append((at + m.start() + 1, at + m.end() - 1))
     return cuts
-
-
-def _start_worker(file: Path, ranges: list, bare: bool, queue: int) -> subprocess.Popen:
-    """A worker taking pieces: ``python -m`` this module, never a re-import of ``__main__``."""
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    spans = ",".join(f"{lo}:{'' if hi is None else hi}" for lo, hi in ranges)
-    argv = [sys.executable, "-m", __name__, str(file), str(int(bare)), str(queue), spans]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, pass_fds=(queue,))
 
 
 def _result(child: subprocess.Popen) -> list:
