@@ -157,6 +157,24 @@ def _estimates_unless_asked(monkeypatch):
     monkeypatch.setattr(advice, "DEFAULT_MEASURE_S", 0.0)
 
 
+@pytest.fixture(scope="session")
+def _cpuinfo_with_bf16_units(tmp_path_factory):
+    from surrobench.execution.host_facts import cpuinfo
+
+    planted = tmp_path_factory.mktemp("cpuinfo") / "cpuinfo"
+    model = cpuinfo("model name")  # this host's, as the runs and processes a test starts read it
+    planted.write_text((f"model name\t: {model}\n" if model else "") + "flags\t\t: fpu sse2 avx2 avx512_bf16\n")
+    return planted
+
+
+@pytest.fixture(autouse=True)
+def _bf16_units(_cpuinfo_with_bf16_units, monkeypatch):
+    """A CPU with bf16 units, whatever this host's flags: optimize and diagnose try bf16 in its own place, not last as
+    on a CPU without them (:meth:`surrobench.tune.trials.Trials.crowds`); tests/tune/test_advice.py plants one without.
+    """
+    monkeypatch.setattr("surrobench.execution.host_facts.CPUINFO", _cpuinfo_with_bf16_units)
+
+
 @pytest.fixture
 def tiny():
     return TinySurrogate()

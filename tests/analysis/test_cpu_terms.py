@@ -283,7 +283,7 @@ def test_optimize_notes_on_a_cpu_name_data_dependent_ops_in_cpu_terms():
             request=request, probe=probe, warmup=2, iters=10, fp64_note=None, device=device, db=None
         )
         search = SimpleNamespace(bench=bench, head_to_head=None, unconfirmed=None, confirm_interrupted=False)
-        search.__dict__.update(confirm_error=None, confirm_rounds=None, processes=None, unprofiled=())
+        search.__dict__.update(confirm_error=None, confirm_rounds=None, processes=None, unprofiled=(), own=())
         return " ".join(_notes(search))
 
     assert "nonzero x24" in notes("cpu") and gpu_words(notes("cpu")) == []

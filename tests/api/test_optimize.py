@@ -114,6 +114,16 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
     assert c.speedup.ci95 == pytest.approx(tuple(entry["recipe"]["speedup"]["ci95"]), rel=1e-9)
 
 
+def test_the_baselines_own_thread_count_is_no_candidate(model_spec, tmp_path):
+    # a CPU optimize tried the count the baseline already ran and listed it "infeasible" among the candidates
+    plan = sweep_plan(model_spec, shapes=[8], device="cpu", warmup=1, iters=4, input_sets=2, threads=1)
+    with ResultStore(tmp_path / "o.db") as store:
+        request = OptimizeRequest((plan,), rounds=2, only=("threads=1", "channels_last"))
+        (entry,) = optimize_plans(request, store).configs
+    assert [c.name for c in entry.candidates] == ["channels_last"] and not entry.not_tried
+    assert [n for n in entry.notes if "threads=1" in n]  # said where the config lists what was not tried
+
+
 def test_budget_leaves_candidates_untried(model_spec, tmp_path):
     request = _request(model_spec, ("threads=1", "channels_last"))
     request = OptimizeRequest(request.sweeps, budget_s=1e-3, rounds=2, only=request.only)

@@ -16,7 +16,7 @@ from surrobench.api.diagnose import RUN_LEVEL_ONLY, diagnose, diagnose_stored
 from surrobench.api.report import build_report
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.execution.env import _cpu_model
+from surrobench.execution.env import fingerprint
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import GAIN_UNKNOWN
 from surrobench.records.ops import OpStat, OpTable
@@ -109,7 +109,9 @@ def test_a_stored_run_without_a_roofline_draws_no_roofline(tmp_path):
 
 def test_diagnose_stores_the_roofline_it_computed_and_the_run_reads_the_same_verdicts(tmp_path):
     """End to end on the CPU: a live diagnosis against planted ceilings, then ``diagnose --run`` of its run."""
-    save_ceilings(Ceilings(_cpu_model(), 1000.0, {"fp32": 10.0}, "2026-12-01T00:00:00+00:00", "planted"), threads=1)
+    save_ceilings(
+        Ceilings(fingerprint("cpu")["cpu"], 1000.0, {"fp32": 10.0}, "2026-12-01T00:00:00+00:00", "planted"), threads=1
+    )
     db = tmp_path / "r.db"
     options = ProfileOptions(schedule=ProfileSchedule(wait=0, warmup=1, active=2))
     sweep = dict(shapes="32", batches=1, device="cpu", warmup=1, iters=5)

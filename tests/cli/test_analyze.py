@@ -112,7 +112,7 @@ def test_one_large_plain_trace_is_read_by_workers_started_before_the_commands_im
     one_process = run(plain).stdout  # 1 MB: below SPLIT_MIN_BYTES
     monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
     for module in (kineto, kineto_split):
-        monkeypatch.setattr(module, "usable_cores", lambda: 2)
+        monkeypatch.setattr(module, "usable_cpus", lambda: 2)
     started, real = [], kineto_split._start_split
     monkeypatch.setattr(kineto_split, "_start_split", lambda *a: started.append(a) or real(*a))
     done = run("--json", tmp_path / "r.json", plain)

@@ -69,12 +69,12 @@ def test_a_raising_factory_is_an_error_config_and_the_finished_searches_are_kept
     (tmp_path / "bad.py").write_text(MODELS)
     out, db = tmp_path / "o.json", tmp_path / "o.db"
     models = f"pinn-mlp,{tmp_path / 'bad.py'}:boom"
-    args = ["--model", models, "--shape", "64", "--batch", "1", "--only", "threads=1", "--json", str(out)]
+    args = ["--model", models, "--shape", "64", "--batch", "1", "--only", "channels_last", "--json", str(out)]
     code = run_cli(["optimize", *args, "--db", str(db), *FAST])
     printed = capsys.readouterr().out
     assert code == EXIT_CONFIGS_FAILED
     first, second = json.loads(out.read_text())["configs"]
-    assert first["error"] is None and [c["name"] for c in first["candidates"]] == ["threads=1"]
+    assert first["error"] is None and [c["name"] for c in first["candidates"]] == ["channels_last"]
     assert "factory exploded" in second["error"] and second["candidates"] == []
     # exit 3 is a config that failed: the label is the model's failure, naming the type its factory raised
     assert "RuntimeError" in second["error"] and "UsageError" not in second["error"]
@@ -138,8 +138,8 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
         return replace(
             entry,
             candidates=(won,),
-            recommended=("threads=1",),
-            run_command="surrobench run --threads 1",
+            recommended=("channels_last",),
+            run_command="surrobench run --channels-last",
             recipe_result=entry.baseline,
             fresh_configs=(cfg.to_json(), cfg.to_json()),
         )
@@ -147,13 +147,13 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     monkeypatch.setattr(api, "optimize_config", with_recipe)
     out, db = tmp_path / "o.json", tmp_path / "o.db"
     # FAST's --processes 0: the search's own fresh processes would be launched by the same patched _one_run
-    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2"]
+    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "channels_last", "--verify", "2"]
     args += ["--json", str(out)]
     code = run_cli(["optimize", *args, "--db", str(db), *FAST])
     printed = capsys.readouterr().out
     assert code == EXIT_INTERRUPTED and launched == ["fresh:baseline", "fresh:recipe"]
     (entry,) = json.loads(out.read_text())["configs"]
-    assert entry["recommended"] == ["threads=1"]
+    assert entry["recommended"] == ["channels_last"]
     assert entry["fresh"]["verdict"] == "interrupted" and entry["fresh"]["run_ids"] == ["run-1"]
     assert entry["fresh"]["reason"] in printed
 

@@ -736,3 +736,30 @@ def test_a_thread_count_timed_on_a_crowded_host_says_so_as_optimize_s_does():
     trials = Trials(short, short.rounds, budget_s=1.0, budget_end=1.0, clock=short.clock, bounded=True)
     left = _by_name(measure_recipes(trials, [threads, Recipe(tuple(remedies("channels_last")))], 1e-2))["threads=4"]
     assert left.verdict == "not-measured" and left.reason.startswith("tried last: 4 threads for 1 free core(s): ")
+
+
+@pytest.mark.parametrize("flags, last", [("fpu sse2 avx2 fma", True), ("fpu avx512f avx512_bf16", False)])
+def test_bf16_is_measured_last_on_a_cpu_without_bf16_units_and_its_clause_says_why(flags, last, tmp_path, monkeypatch):
+    """On a CPU whose flags name no bf16 units (avx512_bf16, amx_bf16: a planted /proc/cpuinfo) bf16 is emulated and
+    slower: optimize and diagnose try it after the other remedies (:meth:`Trials.crowds`), and its measurement, or the
+    clause naming it when the budget leaves it out, says why; a CPU with them keeps its place."""
+    from planted_search import planted_search, remedies
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: planted\nflags\t\t: {flags}\n")
+    monkeypatch.setattr("surrobench.execution.host_facts.CPUINFO", cpuinfo)
+    bench = PlantedBench({"bf16": 0.5, "compile": 1.3})
+    bench.device = "cpu"
+    planted_search(bench).singles(remedies("bf16", "compile"))  # optimize's singles
+    assert bench.opened == (["compile", "bf16"] if last else ["bf16", "compile"])
+    bf16, nhwc = (Recipe((r,)) for r in remedies("bf16", "channels_last"))
+    short = PlantedBench({"channels_last": 1.3}, clock=PlantedClock())
+    short.device = "cpu"
+    trials = Trials(short, short.rounds, budget_s=1.0, budget_end=1.0, clock=short.clock, bounded=True)
+    got = _by_name(measure_recipes(trials, [bf16, nhwc], 1e-2))  # the budget holds one window: the first
+    left = {name for name, m in got.items() if m.verdict == "not-measured"}
+    assert left == ({"bf16"} if last else {"channels_last"})
+    assert got["bf16"].reason.startswith("tried last: this CPU has no bf16 units") is last
+    half = _finding("compute_bound", 1.0, Clause("bf16 autocast", ("bf16",)))
+    (said,) = attach_measured([half], {LABEL: tuple(got.values())})
+    assert ("no bf16 units" in said.clauses[0].text) is last

@@ -590,23 +590,24 @@ def test_a_thread_count_above_the_free_cores_is_tried_last_and_its_window_cut_at
     assert search.not_tried == []  # its whole 20 s window once left compile untried ("budget of 40 s spent")
     (threads,) = [c for c in search.done if c.name == "threads=4"]
     assert ("tried last: 4 threads for 1 free core(s)" in threads.reason) is crowded
-    assert "its window cut at the deadline: 1 of 6 rounds" in threads.reason
+    assert threads.rounds == 1 and threads.not_faster() == "inconclusive"  # cut at the deadline, before the rule's 2
     assert len(search.paired[id(search.timed["threads=4"])]) == 1
     assert clock.now < 6.0 + 20.0 / 6  # the budget and one of its rounds (3.3 s) at most
 
 
-def test_a_candidate_150x_slower_reads_slower_and_the_search_ends_within_the_budget_and_one_of_its_rounds():
+def test_a_candidate_150x_slower_in_one_round_and_the_search_ends_within_the_budget_and_one_of_its_rounds():
     """A trial's GRU at a 60 s budget: threads=2 at 1 free core ran 1596 ms a call against 10 ms, 41 s a round, and
     its two rounds (the fewest a cut window kept) ended the search 40 s past the budget. A round starts only when it
-    would end by the deadline, as long as the window's last: its window keeps one round, judged slower."""
+    would end by the deadline, as long as the window's last: its window keeps one round, slower on it but not judged
+    (the rule needs :data:`~surrobench.records.paired.MIN_ROUNDS`): inconclusive."""
     clock = PlantedClock()
     speedups = {"bf16": 0.38, "compile": 0.69, "threads=4": 1 / 150}
     bench = PlantedBench(speedups, rounds=6, clock=clock, slow={"threads=4": 246.0}, free_cores=1)
     search = planted_search(bench, budget_end=60.0, budget_s=60.0)
     search.run(remedies("threads=4", "bf16", "compile"))
     (threads,) = [c for c in search.done if c.name == "threads=4"]
-    assert threads.verdict == "rejected_slower" and threads.speedup.slower()
-    assert "its window cut at the deadline: 1 of 6 rounds" in threads.reason
+    assert threads.verdict == "rejected_not_faster" and threads.speedup.slower()
+    assert threads.rounds == 1 and threads.not_faster() == "inconclusive"
     assert clock.now <= 60.0 + 246.0 / 6  # the budget and one round of the slowest candidate at most
     assert clock.now == pytest.approx(2.0 + 41.0)  # bf16 and compile 1 s each, then one 41 s round
 

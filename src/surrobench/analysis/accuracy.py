@@ -102,20 +102,6 @@ def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
     return math.sqrt(float((d * d).mean().item())) if d.numel() else 0.0
 
 
-def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[torch.Tensor], tolerance: float):
-    """(passes, worst candidate RMSE, worst reference RMSE) of dynamo's fp64 rule over all outputs."""
-    import torch
-
-    passes, worst, worst_ref = True, 0.0, 0.0
-    for y, r, exact in zip(cand, ref, fp64):
-        res_err, ref_err = _rmse(exact, y), _rmse(exact, r)
-        half = y.dtype in (torch.float16, torch.bfloat16)
-        multiplier = _HALF_MULTIPLIER if half or exact.numel() < _SMALL_NUMEL else _FP32_MULTIPLIER
-        passes &= res_err <= multiplier * ref_err + tolerance / 10 * _rmse(exact, torch.zeros_like(exact))
-        worst, worst_ref = max(worst, res_err), max(worst_ref, ref_err)
-    return passes, worst, worst_ref
-
-
 def check_accuracy(
     candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE
 ) -> AccuracyVerdict:
@@ -133,8 +119,16 @@ def check_accuracy(
     if rel <= tolerance:
         return AccuracyVerdict(True, "rel_l2", rel_l2_against(rel, tolerance, "<= tolerance"), **verdict)
     exact = output_tensors(fp64_reference) if fp64_reference is not None else []
-    if len(exact) == len(ref):
-        passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
+    if len(exact) == len(ref):  # dynamo's fp64 rule over all outputs: each candidate's and reference's worst RMSE
+        import torch
+
+        passes, res_err, ref_err = True, 0.0, 0.0
+        for y, r, e in zip(cand, ref, exact):
+            y_err, r_err = _rmse(e, y), _rmse(e, r)
+            half = y.dtype in (torch.float16, torch.bfloat16)
+            multiplier = _HALF_MULTIPLIER if half or e.numel() < _SMALL_NUMEL else _FP32_MULTIPLIER
+            passes &= y_err <= multiplier * r_err + tolerance / 10 * _rmse(e, torch.zeros_like(e))
+            res_err, ref_err = max(res_err, y_err), max(ref_err, r_err)
         verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
         if passes:
             reason = f"{rel_l2_against(rel, tolerance)}, but RMSE vs fp64 {res_err:.1e} is within torch._dynamo's"

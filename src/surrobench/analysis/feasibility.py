@@ -31,6 +31,17 @@ def inapplicable(remedy: str, input_ranks: list[int] | tuple[int, ...]) -> str |
     return None
 
 
+def baseline_own(remedy: Remedy, baseline: ExecConfig) -> str | None:
+    """Why ``remedy`` changes nothing of ``baseline`` (it has it; torch's default thread count), or None."""
+    if Recipe((remedy,)).apply(baseline) == baseline:
+        return "already part of the baseline config"
+    threads = dict(remedy.settings).get("threads")
+    if threads is not None and baseline.threads is None and threads == torch.get_num_threads():
+        unit = "thread" if threads == 1 else "threads"
+        return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
+    return None
+
+
 def infeasible_reason(
     remedy: Remedy,
     baseline: ExecConfig,
@@ -44,13 +55,7 @@ def infeasible_reason(
     if baseline.device not in remedy.devices:
         need = "CUDA" if remedy.devices == ("cuda",) else "the CPU"
         return f"needs {need}: {_DEVICE_REASONS.get(remedy.name, f'{remedy.summary} applies to {need}')}"
-    if Recipe((remedy,)).apply(baseline) == baseline:
-        return "already part of the baseline config"
-    threads = dict(remedy.settings).get("threads")
-    if threads is not None and baseline.threads is None and threads == torch.get_num_threads():
-        unit = "thread" if threads == 1 else "threads"
-        return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
-    if why := inapplicable(remedy.name, input_ranks):
+    if why := baseline_own(remedy, baseline) or inapplicable(remedy.name, input_ranks):
         return why
     if remedy.name == "cudnn_benchmark" and not probe.convolutions:
         return "cudnn.benchmark picks cuDNN's convolution algorithms, and the forward runs no convolution"

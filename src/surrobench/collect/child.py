@@ -131,42 +131,6 @@ class ControlFifo:
         self._ack.close()
 
 
-def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo | None = None) -> dict:
-    """``--profiler none``'s loop (module docstring): the active steps bracketed, ``control``'s commands sent."""
-    step_ms = []
-    for i in range(plan.total):
-        if i == plan.wait + plan.warmup:
-            if device == "cuda":
-                torch.cuda.profiler.start()
-            if control is not None:
-                control.send("enable")
-        t0 = time.perf_counter_ns()
-        step(i)
-        step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
-    if control is not None:
-        control.send("disable")
-    if device == "cuda":
-        torch.cuda.profiler.stop()
-    return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
-
-
-def _ncu_steps(step, plan: ProfileSchedule) -> dict:
-    """``--profiler ncu``'s loop (module docstring): each active step synchronized, the only range open (as
-    ``benchmarks/ncu_step.py``), so ncu replays just its kernels."""
-    step_ms = []
-    for i in range(plan.total):
-        active = i >= plan.wait + plan.warmup
-        t0 = time.perf_counter_ns()
-        if active:
-            torch.cuda.nvtx.range_push(STEP_RANGE)
-        step(i)
-        torch.cuda.synchronize()
-        if active:
-            torch.cuda.nvtx.range_pop()
-        step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
-    return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
-
-
 def _bare(step_ms: list[float], active_ms: list[float]) -> dict:
     """The result body of a run without torch.profiler: step times (ms), no op table, trace or messages."""
     return dict(step_ms=step_ms, active_step_ms=active_ms, op_table=None, trace_path=None, errors=[], warnings=[])
@@ -200,9 +164,36 @@ def run_config(
         if profiler == "ncu":
             if cfg.device != "cuda":
                 raise ValueError("--profiler ncu needs a CUDA config")
-            body = _ncu_steps(step, plan)
+            # the loop of the module docstring: each active step synchronized, the only range open (as
+            # benchmarks/ncu_step.py), so ncu replays just its kernels
+            step_ms = []
+            for i in range(plan.total):
+                active = i >= plan.wait + plan.warmup
+                t0 = time.perf_counter_ns()
+                if active:
+                    torch.cuda.nvtx.range_push(STEP_RANGE)
+                step(i)
+                torch.cuda.synchronize()
+                if active:
+                    torch.cuda.nvtx.range_pop()
+                step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+            body = _bare(step_ms, step_ms[plan.wait + plan.warmup :])
         elif profiler == "none":
-            body = _plain_steps(phased, plan, cfg.device, control)
+            step_ms = []  # the loop of the module docstring: the active steps bracketed, control's commands sent
+            for i in range(plan.total):
+                if i == plan.wait + plan.warmup:
+                    if cfg.device == "cuda":
+                        torch.cuda.profiler.start()
+                    if control is not None:
+                        control.send("enable")
+                t0 = time.perf_counter_ns()
+                phased(i)
+                step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+            if control is not None:
+                control.send("disable")
+            if cfg.device == "cuda":
+                torch.cuda.profiler.stop()
+            body = _bare(step_ms, step_ms[plan.wait + plan.warmup :])
         else:
             # module ranges only where kernels are recorded: on a CPU run they would only add profiler overhead
             lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"

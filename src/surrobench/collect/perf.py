@@ -36,7 +36,7 @@ PERF_RECORD_HZ = 499  # odd, so sampling does not lock onto a periodic timer in 
 PY_SPY_RATE_HZ = 100  # py-spy's default rate
 REPORT_PERCENT_LIMIT = 0.5  # perf report rows under 0.5% of the samples are noise at these sample counts
 TRUNK_SHARE = 0.99  # py-spy frames on >= 99% of the samples with < 1% self time: the harness around
-TRUNK_SELF_MAX = 0.01  # the step (measured: _plain_steps 100% / 0.2% self), not hot spots
+TRUNK_SELF_MAX = 0.01  # the step (measured: the child's step loop 100% / 0.2% self), not hot spots
 _ACK_TIMEOUT_S = 30.0
 _POLL_S = 0.2
 

@@ -9,23 +9,14 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 import torch
 
-from surrobench.execution.host_facts import busy_others, host_load
+from surrobench.execution.host_facts import busy_others, cpuinfo, host_load
 
 #: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
 #: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
 CLOCK_DROP_FRACTION = 0.9
-
-
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 @contextlib.contextmanager
@@ -91,7 +82,7 @@ def git_state() -> dict | None:
 def fingerprint(device: str) -> dict:
     """The run's ``env`` (run-v1): versions, host, CPU and, on CUDA, the GPU, its driver and ``gpu_clocks``
     ``{"before", "after"}`` (``after`` filled at the end)."""
-    cpu = _cpu_model()
+    cpu = cpuinfo("model name") or platform.processor() or platform.machine()
     env = {
         "device": device,
         "device_name": cpu,

@@ -24,6 +24,20 @@ BUSY_SHARE = 0.25
 MIN_WINDOW_S = 0.2
 #: The kernel's CPU time counters (proc(5)): a ``cpuN`` line per online CPU N, in clock ticks.
 PROC_STAT = Path("/proc/stat")
+#: The kernel's description of each CPU (proc(5)): ``model name``, ``flags`` (x86) lines.
+CPUINFO = Path("/proc/cpuinfo")
+#: x86 flags of native bf16 arithmetic (AVX512-BF16, AMX-BF16: Intel's Software Developer's Manual, CPUID leaf 7):
+#: without either, torch's CPU bf16 matmuls and convolutions convert to fp32 and back, slower than fp32.
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpuinfo(key: str) -> str | None:
+    """The value of :data:`CPUINFO`'s first ``key`` line; None without the file or the line (not Linux, not x86)."""
+    try:
+        lines = CPUINFO.read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(key)), None)
 
 
 def cpu_times() -> tuple[float, float, float] | None:

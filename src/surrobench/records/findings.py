@@ -153,8 +153,8 @@ class MeasuredRemedy(schemas.Plain):
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
             ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; of a timed one, why it was tried
-            last (more threads than free cores: :meth:`surrobench.tune.trials.Trials.crowds`), or why optimize left it
-            a lead not confirmed (then ``inconclusive``, no ``margin``: ``measured_remedies.confirmed``), else empty.
+            last (more threads than free cores, bf16 on a CPU without its units: ``Trials.crowds``), or why optimize
+            left it a lead not confirmed (``inconclusive``, no ``margin``: ``measured_remedies.confirmed``), else empty.
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.

@@ -15,7 +15,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.execution.host_facts import usable_cpus
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
-from surrobench.records.paired import MIN_EFFECT, MIN_ROUNDS, Speedup
+from surrobench.records.paired import MIN_EFFECT, Speedup
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import remedy_id
@@ -36,7 +36,7 @@ def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = No
     (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
-    unjudged = c.verdict == "rejected_not_faster" and c.rounds is not None and c.rounds < MIN_ROUNDS  # cut by a budget
+    unjudged = c.too_few_rounds()  # a window the budget cut: inconclusive, whatever its speedup reads
     return MeasuredRemedy(
         remedy=c.name,
         verdict="inconclusive" if unjudged else sp.verdict() if staged else VERDICTS[c.verdict] or sp.verdict(),

@@ -103,7 +103,7 @@ class CandidateResult:
             ``break_even_calls`` the calls that pay it back, None unless faster by the one rule (``accepted``).
         error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
         time_s: wall time spent on it (setup, accuracy check, rounds); ``rounds`` its window's (None: not timed, or
-            stored before), faster in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
+            stored before), in fewer than :data:`~surrobench.records.paired.MIN_ROUNDS` ``rejected_not_faster``.
     """
 
     name: str
@@ -140,13 +140,17 @@ class CandidateResult:
     def not_faster(self) -> str | None:
         """Why a ``rejected_not_faster`` candidate is not faster, by its deciding interval (``gain``, else ``speedup``):
         ``slower`` where it lies below 1 (not by the margin ``rejected_slower`` needs), else the paired rule's word
-        (``unchanged``, ``inconclusive``); ``inconclusive`` in fewer rounds than the rule needs. None otherwise."""
+        (``unchanged``, ``inconclusive``); ``inconclusive`` when :meth:`too_few_rounds`. None otherwise."""
         decisive = self.gain or self.speedup
         if self.verdict != "rejected_not_faster" or decisive is None:
             return None
-        if self.rounds is not None and self.rounds < MIN_ROUNDS:
+        if self.too_few_rounds():
             return "inconclusive"
         return "slower" if decisive.ci95[1] < 1.0 else decisive.verdict()
+
+    def too_few_rounds(self) -> bool:
+        """Whether it was timed in fewer rounds than the rule needs (:data:`~surrobench.records.paired.MIN_ROUNDS`)."""
+        return self.rounds is not None and self.rounds < MIN_ROUNDS
 
 
 @dataclass(frozen=True)

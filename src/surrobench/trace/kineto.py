@@ -10,7 +10,8 @@ from pathlib import Path
 from surrobench.errors import UsageError
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import read_chrome_trace
-from surrobench.trace.kineto_split import read_split, usable_cores
+from surrobench.execution.host_facts import usable_cpus
+from surrobench.trace.kineto_split import read_split
 from surrobench.trace.model import Timeline, TimelineBuilder, TraceMeta
 from surrobench.trace.source import file_kind
 
@@ -24,7 +25,7 @@ def load_kineto_files(files: list[Path], many: bool, workers: int | None = None)
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:
         conv = EventConverter(builder, file)
-        meta = read_split(file, conv, usable_cores() if workers is None else workers)
+        meta = read_split(file, conv, usable_cpus() if workers is None else workers)
         if meta is None:
             conv = EventConverter(builder, file)
             meta = read_chrome_trace(file, conv.on_events)

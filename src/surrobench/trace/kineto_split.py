@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
+from surrobench.execution.host_facts import usable_cpus
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import EVENT_BOUNDARY, locate_events, read_event_range
 from surrobench.trace.model import TimelineBuilder
@@ -25,11 +26,6 @@ MAX_PIECES = 255
 """At most this many pieces (one queue byte each); 255 keep a 4 GB trace at 16 MiB pieces."""
 
 _PROBE_BYTES = 1 << 20
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (its affinity mask, else the machine's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
@@ -56,8 +52,8 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 
 def prestart(file: Path) -> None:
-    """Start reading ``file`` in :func:`usable_cores` workers now for a later :func:`read_split`."""
-    workers = usable_cores()
+    """Start reading ``file`` in :func:`usable_cpus` workers now for a later :func:`read_split`."""
+    workers = usable_cpus()
     try:
         key = _key(file, workers)
         split = None if key in _STARTED else _start_split(file, workers)
@@ -133,9 +129,16 @@ def _start_split(file: Path, workers: int) -> _Split | None:
     os.write(feed, bytes(range(len(ranges))))  # <= 255 bytes: below any pipe's buffer, never blocks
     os.close(feed)
     split = _Split(file, header, bare, ranges, queue, [])
+    env = dict(os.environ)  # each worker takes pieces: ``python -m`` this module, never a re-import of ``__main__``
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    spans = ",".join(f"{lo}:{'' if hi is None else hi}" for lo, hi in ranges)
+    argv = [sys.executable, "-m", __name__, str(file), str(int(bare)), str(queue), spans]
     try:
         for _ in range(workers - 1):
-            split.children.append(_start_worker(file, ranges, bare, queue))
+            split.children.append(
+                subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, pass_fds=(queue,))
+            )
     except OSError:  # no interpreter to start (an embedded Python): one process
         split.close()
         return None
@@ -164,16 +167,6 @@ def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[in
             if m:
                 cuts.append((at + m.start() + 1, at + m.end() - 1))
     return cuts
-
-
-def _start_worker(file: Path, ranges: list, bare: bool, queue: int) -> subprocess.Popen:
-    """A worker taking pieces: ``python -m`` this module, never a re-import of ``__main__``."""
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    spans = ",".join(f"{lo}:{'' if hi is None else hi}" for lo, hi in ranges)
-    argv = [sys.executable, "-m", __name__, str(file), str(int(bare)), str(queue), spans]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, pass_fds=(queue,))
 
 
 def _result(child: subprocess.Popen) -> list:

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from surrobench.errors import UsageError
 from surrobench.trace.kineto import load_kineto_files, trace_files
-from surrobench.trace.kineto_split import usable_cores
+from surrobench.execution.host_facts import usable_cpus
 from surrobench.trace.model import Timeline
 
 R = TypeVar("R")
@@ -83,7 +83,7 @@ def default_workers(n_files: int, worker_memory_bytes: int = WORKER_MEMORY_BYTES
     """Worker count for ``n_files`` traces: usable cores, capped by the files and by available memory."""
     import psutil
 
-    cores = usable_cores()
+    cores = usable_cpus()
     by_memory = psutil.virtual_memory().available // max(1, worker_memory_bytes)
     return max(1, min(n_files, cores, by_memory))
 

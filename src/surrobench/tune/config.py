@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from surrobench.analysis.feasibility import baseline_own
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
@@ -61,6 +62,8 @@ def optimize_config(
     search.on_judged = lambda: on_progress(_partial(search, started))
     remedies = candidate_remedies(cfg.device, thorough=request.thorough, precision=cfg.precision)
     remedies = [r for r in remedies if request.only is None or r.name in request.only]
+    search.own = [f"{r.name} ({why})" for r in remedies if (why := baseline_own(r, cfg))]  # no candidates
+    remedies = [r for r in remedies if not baseline_own(r, cfg)]
     with room_for_compiled_variants():
         try:
             search.run(remedies)
@@ -196,6 +199,7 @@ def _notes(search: Search) -> tuple[str, ...]:
     bench: DeviceBench = search.bench
     request, probe = bench.request, bench.probe
     notes = [f"rounds of {bench.warmup} warm-up + {bench.iters} timed calls, {request.rounds} rounds per measurement"]
+    notes += listed("not tried, the baseline's own settings", search.own)
     if probe.ffts:
         notes.append(f"the forward runs FFTs at {probe.fft_text()}")
     if probe.syncs:

@@ -30,9 +30,11 @@ Singles = list[tuple[Remedy, CandidateResult]]
 @dataclass
 class Search(Trials):
     """:meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty: nothing recommended) with its handle and
-    speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did not hold)."""
+    speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did not hold); ``own``: the remedies left out as
+    the baseline's own settings, each ``name (why)``."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
     head_to_head: HeadToHead | None = None
     recipe: Recipe = Recipe()
     recipe_handle: Handle | None = None

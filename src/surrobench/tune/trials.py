@@ -15,6 +15,7 @@ import numpy as np
 
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.failures import explain_failure, failure_label
+from surrobench.execution.host_facts import BF16_FLAGS, cpuinfo
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult, timed_verdict
@@ -96,10 +97,15 @@ class Trials:
 
     def crowds(self, recipe: Recipe) -> str:
         """Why ``recipe`` is tried last (:meth:`crowded_turns`): more threads than the cores other processes left free
-        (:meth:`~surrobench.tune.bench.Bench.free_cores`, read now), spinning on cores others hold; else ""."""
+        (:meth:`~surrobench.tune.bench.Bench.free_cores`, read now), spinning on cores others hold; bf16 on a CPU whose
+        flags name no bf16 units (:data:`~surrobench.execution.host_facts.BF16_FLAGS`), emulated; else ""."""
         threads = dict(setting for part in recipe.remedies for setting in part.settings).get("threads")
         free = threads and self.bench.free_cores()
-        return f"tried last: {threads} threads for {free} free core(s)" if free and threads > free else ""
+        if free and threads > free:
+            return f"tried last: {threads} threads for {free} free core(s)"
+        flags = cpuinfo("flags") if self.bench.device == "cpu" and "bf16" in recipe.names else None
+        emulated = flags is not None and not set(BF16_FLAGS) & set(flags.split())
+        return f"tried last: this CPU has no bf16 units (no {'/'.join(BF16_FLAGS)} flag)" if emulated else ""
 
     def crowded_turns(self, recipes: Sequence[Recipe]) -> Iterator[tuple[Recipe, str]]:
         """``recipes`` in order, each with why it is tried last (:meth:`crowds` at its turn: the free cores move during
@@ -237,7 +243,7 @@ class Trials:
         vs_base = self.window_speedup(bench.baseline, handle, self.last_rounds)
         gain = self.window_speedup(current, handle, self.last_rounds) if current is not None else None
         decisive = gain or vs_base
-        few = self.last_rounds < MIN_ROUNDS and decisive.faster()  # faster in fewer rounds than the rule needs
+        few = self.last_rounds < MIN_ROUNDS  # fewer rounds than the rule needs: not judged, faster or slower
         accepted = decisive.faster() and not few
         reason = decisive.reason(current_name or "the baseline") + extended
         if accepted:
@@ -250,7 +256,7 @@ class Trials:
             cut = f"{self.last_rounds} of {self.rounds} rounds before the budget's end (the rule needs {MIN_ROUNDS})"
             reason = f"inconclusive: {cut}: {reason}"
         elif self.last_rounds < self.rounds:
-            slower = crowd and decisive.slower() and self.last_rounds >= MIN_ROUNDS
+            slower = crowd and decisive.slower()
             how = "once slower" if slower else "at the deadline"
             reason += f"{',' if crowd else ';'} its window cut {how}: {self.last_rounds} of {self.rounds} rounds"
         base_ms, ms = (float(np.median(h.samples_ms()[-self.last_rounds :])) for h in (bench.baseline, handle))
