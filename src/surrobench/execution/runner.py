@@ -7,6 +7,7 @@ config ``oom``/``error`` with its cause in ``extra``; the sweep goes on.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import traceback
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from surrobench.errors import UsageError
+from surrobench.errors import ModelError, UsageError
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_load, subnormal_share, usable_cpus
@@ -60,6 +61,31 @@ def prepare_model(surrogate: Surrogate, device: str, seed: int, grad_mode: str =
     pin_malloc_thresholds()
     torch.manual_seed(seed)
     return PreparedModel(surrogate, surrogate.build().to(device).eval(), grad_mode)
+
+
+def fresh_module(prepared: PreparedModel, device: str) -> nn.Module:
+    """A copy of ``prepared.module`` for one variant to own: ``copy.deepcopy``, else (a module holding what cannot be
+    deep-copied: a sparse CSR tensor, torch 2.13) the surrogate built again (its factory called once more) with the
+    first build's ``state_dict`` loaded, strict (the same weights whatever the factory's initialisation; state outside
+    the state_dict, a cache, is the factory's), on ``device`` in eval mode.
+
+    Raises:
+        ModelError: neither works (the factory raises, or its new build does not take the first one's state_dict).
+    """
+    try:
+        return copy.deepcopy(prepared.module)
+    except Exception as exc:
+        copy_error = error_text(exc)
+    try:
+        module = prepared.surrogate.build()
+        module.load_state_dict(prepared.module.state_dict())
+    except Exception as exc:
+        name = prepared.surrogate.info.name
+        again = error_text(exc)
+        raise ModelError(
+            f"model {name}: cannot be copied for timing ({copy_error}), nor built again ({again})"
+        ) from exc
+    return module.to(device).eval()
 
 
 class ModelOutputError(TypeError):
