@@ -269,6 +269,30 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
+def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding | None:
+    """The op holding the most op time (self time; on a CPU basis less the profiler's cost), at least
+    ``severity_high_fraction`` of it (the smallest loss to act on first), when no finding of ``found`` names it: where
+    the step's time is, though no rule read it (an op no family holds: ``linalg_lu_factor_ex`` at 45%). Stake: its
+    time; gain unknown, its own time the most a change of it saves (an estimate, in the action)."""
+    step, t = ev.step_ms(), ev.ops
+    top = t.top_op() if t is not None else None
+    if not step or top is None or top.share < th.severity_high_fraction or not top.calls:
+        return None
+    name = top.name
+    if any(name in f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found):
+        return None
+    ms, calls = t.ms_per_step()[name], top.calls / t.active_steps
+    severity = th.severity(ms / step)
+    if severity is None:
+        return None
+    summary = f"the step's time is in {name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
+    summary += f"{ms / calls:.3f} ms each"
+    evidence = (Evidence("profiler", f"{name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),)
+    action = f"call {name} fewer times or on less data (one call where its operands repeat, its result reused): at "
+    action += f"most its own {ms:.3f} ms a step to save (an estimate: its time; no rule reads this op)"
+    return Finding("hot_op", severity, summary, (*evidence, *_time_note(ev)), action, None, ev.label)
+
+
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
