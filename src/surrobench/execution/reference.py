@@ -11,7 +11,7 @@ import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.interleave import clone_output
-from surrobench.execution.runner import PreparedModel, config_inputs, fresh_module
+from surrobench.execution.runner import PreparedModel, config_inputs, error_text, fresh_module
 
 
 def as_fp64(t: torch.Tensor) -> torch.Tensor:
@@ -39,6 +39,5 @@ def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object,
                 p.data = as_fp64(p.data)
             fp64 = clone_output(wide(*(as_fp64(t) for t in inputs)))
         except Exception as exc:  # any model may refuse float64; the guard then uses rule 1 alone
-            first_line = (str(exc).splitlines() or [""])[0]
-            return fp32, None, f"no fp64 reference: {type(exc).__name__}: {first_line}"
+            return fp32, None, f"no fp64 reference: {error_text(exc)}"
     return fp32, fp64, None

@@ -64,14 +64,9 @@ def prepare_model(surrogate: Surrogate, device: str, seed: int, grad_mode: str =
 
 
 def fresh_module(prepared: PreparedModel, device: str) -> nn.Module:
-    """A copy of ``prepared.module`` for one variant to own: ``copy.deepcopy``, else (a module holding what cannot be
-    deep-copied: a sparse CSR tensor, torch 2.13) the surrogate built again (its factory called once more) with the
-    first build's ``state_dict`` loaded, strict (the same weights whatever the factory's initialisation; state outside
-    the state_dict, a cache, is the factory's), on ``device`` in eval mode.
-
-    Raises:
-        ModelError: neither works (the factory raises, or its new build does not take the first one's state_dict).
-    """
+    """``prepared.module`` copied for one variant: ``copy.deepcopy``, else (a sparse CSR tensor cannot be deep-copied)
+    the surrogate built again, its first build's ``state_dict`` loaded (strict: the same weights whatever the factory's
+    initialisation), on ``device`` in eval mode. Raises ModelError: neither works (the build raises or refuses it)."""
     try:
         return copy.deepcopy(prepared.module)
     except Exception as exc:
@@ -80,11 +75,8 @@ def fresh_module(prepared: PreparedModel, device: str) -> nn.Module:
         module = prepared.surrogate.build()
         module.load_state_dict(prepared.module.state_dict())
     except Exception as exc:
-        name = prepared.surrogate.info.name
-        again = error_text(exc)
-        raise ModelError(
-            f"model {name}: cannot be copied for timing ({copy_error}), nor built again ({again})"
-        ) from exc
+        why = f"cannot be copied for timing ({copy_error}), nor built again ({error_text(exc)})"
+        raise ModelError(f"model {prepared.surrogate.info.name}: {why}") from exc
     return module.to(device).eval()
 
 
