@@ -270,27 +270,26 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding | None:
-    """The op holding the most op time (self time; on a CPU basis less the profiler's cost), at least
-    ``severity_high_fraction`` of it (the smallest loss to act on first), when no finding of ``found`` names it: where
-    the step's time is, though no rule read it (an op no family holds: ``linalg_lu_factor_ex`` at 45%). Stake: its
-    time; gain unknown, its own time the most a change of it saves (an estimate, in the action)."""
-    step, t = ev.step_ms(), ev.ops
-    top = t.top_op() if t is not None else None
-    if not step or top is None or top.share < th.severity_high_fraction or not top.calls:
+    """The op holding the most op time (self time, as :func:`_op_ms`), at least ``severity_high_fraction`` of it (the
+    smallest loss to act on first), that no finding of ``found`` names: where the step's time is though no rule read
+    it (a trial's ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, its time the most a change saves."""
+    top = ev.ops.top_op() if ev.op_table is not None else None
+    if not ev.step_ms() or top is None or top.share < th.severity_high_fraction or not top.calls:
         return None
-    name = top.name
-    if any(name in f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found):
+    if any(top.name in f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found):
         return None
-    ms, calls = t.ms_per_step()[name], top.calls / t.active_steps
-    severity = th.severity(ms / step)
-    if severity is None:
+    ms = _op_ms(ev)[top.name][1]
+    if (severity := th.severity(ms / ev.step_ms())) is None:
         return None
-    summary = f"the step's time is in {name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
+    calls = top.calls / ev.ops.active_steps
+    summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
     summary += f"{ms / calls:.3f} ms each"
-    evidence = (Evidence("profiler", f"{name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),)
-    action = f"call {name} fewer times or on less data (one call where its operands repeat, its result reused): at "
-    action += f"most its own {ms:.3f} ms a step to save (an estimate: its time; no rule reads this op)"
-    return Finding("hot_op", severity, summary, (*evidence, *_time_note(ev)), action, None, ev.label)
+    action = f"call {top.name} fewer times or on less data (one call where its operands repeat, its result reused): "
+    action += f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no rule reads this op)"
+    evidence = (
+        Evidence("profiler", f"{top.name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),
+    )
+    return Finding("hot_op", severity, summary, evidence + tuple(_time_note(ev)), action, None, ev.label)
 
 
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:

@@ -358,7 +358,7 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
         _write_output(path, text, flag)
 
 
-def _write_output(path: Path, text: str, flag: str, stored: tuple[str, str] | None = None) -> None:
+def _write_output(path: Path, text: str, flag: str, stored: str | None = None) -> None:
     data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
     try:
         target = path.resolve()
@@ -372,19 +372,15 @@ def _write_output(path: Path, text: str, flag: str, stored: tuple[str, str] | No
     except OSError as exc:
         raise UsageError(
             f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost"
-            + (f": stored as {stored[0]} {stored[1]}; `{invoked_as()} show {stored[1]}` prints it" if stored else "")
+            + (f": it is stored as {stored}, `{invoked_as()} show {stored}` prints it" if stored else "")
         ) from None
 
 
 def write_json(path: Path | None, obj) -> None:
-    """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`; its error names the
-    stored run or optimization the document holds (``run_id``, ``optimize_id``, a diagnosis's ``context.run_id``)."""
+    """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`; its error names the run
+    or optimization stored that the document holds (``run_id``, ``optimize_id``, a diagnosis's ``context.run_id``)."""
     if path is not None:
-        ids = {
-            "optimization": obj.get("optimize_id"),
-            "run": obj.get("run_id") or (obj.get("context") or {}).get("run_id"),
-        }
-        stored = next(((what, i) for what, i in ids.items() if i), None)
+        stored = obj.get("run_id") or obj.get("optimize_id") or (obj.get("context") or {}).get("run_id")
         with signals_deferred():  # the document is built whole too
             _write_output(path, json.dumps(obj, indent=1) + "\n", "--json", stored)
 
