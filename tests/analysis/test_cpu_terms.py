@@ -312,3 +312,5 @@ def test_the_op_holding_the_time_is_named_where_no_finding_names_it():
     )
     named = replace(named, ops=rows)
     assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=named))}
+    comms = tuple(replace(o, name="record_param_comms", category="communication") if o.share > 0.4 else o for o in rows)
+    assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=replace(named, ops=comms)))}  # ranks'

@@ -271,12 +271,13 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding | None:
     """The op holding the most op time (self time, as :func:`_op_ms`), at least ``severity_high_fraction`` of it (the
-    smallest loss to act on first), that no finding of ``found`` names: where the step's time is though no rule read
-    it (a trial's ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, its time the most a change saves."""
+    smallest loss to act on first), that no finding of ``found`` names: where the step's time is though no other
+    finding says so (a trial's ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, at most its time."""
     top = ev.ops.top_op() if ev.op_table is not None else None
     if not ev.step_ms() or top is None or top.share < th.severity_high_fraction or not top.calls:
         return None
-    if any(top.name in f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found):
+    named = " ".join(f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found)
+    if top.name in named or top.category == "communication":  # collectives: the cross-rank findings read them
         return None
     ms = _op_ms(ev)[top.name][1]
     if (severity := th.severity(ms / ev.step_ms())) is None:
@@ -285,7 +286,7 @@ def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding 
     summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
     summary += f"{ms / calls:.3f} ms each"
     action = f"call {top.name} fewer times or on less data (one call where its operands repeat, its result reused): "
-    action += f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no rule reads this op)"
+    action += f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no other finding names this op)"
     evidence = (
         Evidence("profiler", f"{top.name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),
     )
