@@ -269,15 +269,15 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding | None:
+def hot_op(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """The op holding the most op time (self time, as :func:`_op_ms`), at least ``severity_high_fraction`` of it (the
-    smallest loss to act on first), that no finding of ``found`` names: where the step's time is though no other
-    finding says so (a trial's ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, at most its time."""
+    smallest loss to act on first), of no op family (:func:`family_of`: category other; a collective is left to the
+    cross-rank findings): where the step's time is though no family's remedies read it (a trial's
+    ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, at most its time."""
     top = ev.ops.top_op() if ev.op_table is not None else None
     if not ev.step_ms() or top is None or top.share < th.severity_high_fraction or not top.calls:
         return None
-    named = " ".join(f"{f.summary} {f.action} {' '.join(e.text for e in f.evidence)}" for f in found)
-    if top.name in named or top.category == "communication":  # collectives: the cross-rank findings read them
+    if family_of(top.name) is not None or top.category == "communication":
         return None
     ms = _op_ms(ev)[top.name][1]
     if (severity := th.severity(ms / ev.step_ms())) is None:
@@ -286,7 +286,9 @@ def hot_op(ev: ConfigEvidence, th: Thresholds, found: list[Finding]) -> Finding 
     summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
     summary += f"{ms / calls:.3f} ms each"
     action = f"call {top.name} fewer times or on less data (one call where its operands repeat, its result reused): "
-    action += f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no other finding names this op)"
+    action += (
+        f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no op family's remedies read this op)"
+    )
     evidence = (
         Evidence("profiler", f"{top.name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),
     )
@@ -369,7 +371,7 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
 
-DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision, matmul_precision)
+DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision, matmul_precision, hot_op)
 
 
 def _rate(suspect: SuspectCeiling, value: float) -> str:

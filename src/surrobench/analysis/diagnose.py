@@ -40,10 +40,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``, ranked (remedies are measured, not ruled out: tune.advice)."""
     detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_host.DETECTORS + (ceiling_suspect,)
-    found = [f for detector in detectors if (f := detector(ev, th)) is not None]
-    if (hot := detect_ops.hot_op(ev, th, found)) is not None:  # the op no finding names
-        found.append(hot)
-    return rank_findings(found)
+    return rank_findings([f for detector in detectors if (f := detector(ev, th)) is not None])
 
 
 def diagnose_trace(
