@@ -288,3 +288,29 @@ def test_optimize_notes_on_a_cpu_name_data_dependent_ops_in_cpu_terms():
 
     assert "nonzero x24" in notes("cpu") and gpu_words(notes("cpu")) == []
     assert "nonzero x24" in notes("cuda") and "host synchronization" in notes("cuda").lower()
+
+
+def _solver_table(lu_share: float) -> OpTable:
+    """A trial's implicit solver step (4 ms of op time): a dense LU factorization (category other) and copies."""
+    rest = 0.15  # each: under severity_high_fraction, so the LU is the only op that can be named
+    shares = {"aten::linalg_lu_factor_ex": (lu_share, 6), "aten::copy_": (rest, 54), "aten::conv1d": (rest, 4)}
+    shares["aten::linalg_lu_solve"] = (rest, 6)
+    rows = [OpStat(n, categorize(n), c, 0.0, 0.0, s, 4000.0 * s) for n, (s, c) in shares.items()]
+    return OpTable(tuple(sorted(rows, key=lambda o: -o.share)), "cpu", 4000.0, 1, "profiler")
+
+
+def test_the_op_holding_the_time_is_named_where_no_finding_names_it():
+    (hot,) = [f for f in diagnose_config(_evidence(op_table=_solver_table(0.45))) if f.kind == "hot_op"]
+    assert "aten::linalg_lu_factor_ex" in hot.summary and hot.evidence[0].value == pytest.approx(0.45)
+    assert hot.remedies == () and hot.estimated_gain_ms is None and hot.severity == "high"  # 1.8 of 4 ms
+    assert gpu_words(" ".join(_texts(hot))) == []
+    under = diagnose_config(_evidence(op_table=_solver_table(0.2)))  # under severity_high_fraction of op time
+    assert "hot_op" not in {f.kind for f in under}
+    named = _solver_table(0.45)  # the same share in a GroupNorm: the memory-bound finding names it, no second one
+    rows = tuple(
+        replace(o, name="aten::group_norm", category="normalization") if o.share > 0.4 else o for o in named.ops
+    )
+    named = replace(named, ops=rows)
+    assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=named))}
+    comms = tuple(replace(o, name="record_param_comms", category="communication") if o.share > 0.4 else o for o in rows)
+    assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=replace(named, ops=comms)))}  # ranks'

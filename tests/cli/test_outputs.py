@@ -41,6 +41,7 @@ def test_json_on_a_full_device_is_one_line_and_the_run_is_kept(tmp_path, capsys)
     with ResultStore(db) as store:
         (summary,) = store.list_runs()
         assert summary.n_configs == 1 and summary.state == "complete"
+    assert f"stored as {summary.run_id}" in err and f"show {summary.run_id}" in err  # how to get it back
     assert run_cli(["show", summary.run_id, "--db", str(db), "--markdown", str(FULL)]) == 2
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 from conftest import TinySurrogate, exec_config
 
+from surrobench.errors import ModelError
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.interleave import interleave, open_variant
 from surrobench.execution import remedies
@@ -130,6 +131,31 @@ def test_interleaved_rounds_alternate_and_keep_setup_apart():
     merged = b.result()
     assert merged.iters == 12 and merged.extra["rounds"] == 3 and merged.extra["channels_last"] is True
     assert merged.cold_start_ms == b.setup_ms
+
+
+class _CachesCsr(torch.nn.Module):
+    """A 1x1 conv (random init) that caches a sparse CSR tensor on its first call: copy.deepcopy then raises."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.cache = torch.nn.Conv2d(2, 1, 1), {}
+
+    def forward(self, x):
+        self.cache.setdefault("eye", torch.eye(2).to_sparse_csr())
+        return self.conv(x)
+
+
+def test_a_module_that_cannot_be_deep_copied_is_built_again_with_its_weights():
+    from surrobench.execution.reference import reference_outputs
+
+    prepared = prepare_model(TinySurrogate(_CachesCsr), "cpu", 0)
+    base = open_variant(_cfg(), prepared, own_module=False)  # its first call fills the cache
+    variant = open_variant(_cfg(), prepared)
+    assert variant.step is not base.step and torch.equal(variant.first_output, base.first_output)
+    builds = iter([lambda: torch.nn.Linear(1, 1)])  # a second build that does not take the first's weights
+    prepared.surrogate._factory = lambda: next(builds)()
+    with pytest.raises(ModelError, match="cannot be copied for timing"):
+        reference_outputs(_cfg(), prepared)
 
 
 def test_the_zoo_fno_has_an_fp64_reference():

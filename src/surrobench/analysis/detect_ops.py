@@ -269,6 +269,32 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
+def hot_op(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """The op holding the most op time (self time, as :func:`_op_ms`), at least ``severity_high_fraction`` of it (the
+    smallest loss to act on first), of no op family (:func:`family_of`: category other; a collective is left to the
+    cross-rank findings): where the step's time is though no family's remedies read it (a trial's
+    ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, at most its time."""
+    top = ev.ops.top_op() if ev.op_table is not None else None
+    if not ev.step_ms() or top is None or top.share < th.severity_high_fraction or not top.calls:
+        return None
+    if family_of(top.name) is not None or top.category == "communication":
+        return None
+    ms = _op_ms(ev)[top.name][1]
+    if (severity := th.severity(ms / ev.step_ms())) is None:
+        return None
+    calls = top.calls / ev.ops.active_steps
+    summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
+    summary += f"{ms / calls:.3f} ms each"
+    action = f"call {top.name} fewer times or on less data (one call where its operands repeat, its result reused): "
+    action += (
+        f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no op family's remedies read this op)"
+    )
+    evidence = (
+        Evidence("profiler", f"{top.name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),
+    )
+    return Finding("hot_op", severity, summary, evidence + tuple(_time_note(ev)), action, None, ev.label)
+
+
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
@@ -345,7 +371,7 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
 
-DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision, matmul_precision)
+DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision, matmul_precision, hot_op)
 
 
 def _rate(suspect: SuspectCeiling, value: float) -> str:

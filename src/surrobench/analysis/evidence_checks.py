@@ -35,7 +35,15 @@ CANNOT_JUDGE = frozenset({"no_ops", "no_kernels", "not_profiled"})
 #: Finding kinds read from the op table, the kernel table or the roofline of one profile: the verdicts an
 #: unreliable or partly attributed profile cannot carry alone.
 OP_LEVEL_KINDS = frozenset(
-    {"memory_bound", "compute_bound", "fragmented_ops", "occupancy_bound", "matmul_precision", "ceiling_suspect"}
+    {
+        "memory_bound",
+        "compute_bound",
+        "fragmented_ops",
+        "occupancy_bound",
+        "matmul_precision",
+        "ceiling_suspect",
+        "hot_op",
+    }
 )
 
 

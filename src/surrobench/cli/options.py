@@ -358,7 +358,7 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
         _write_output(path, text, flag)
 
 
-def _write_output(path: Path, text: str, flag: str) -> None:
+def _write_output(path: Path, text: str, flag: str, stored: str | None = None) -> None:
     data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
     try:
         target = path.resolve()
@@ -372,14 +372,17 @@ def _write_output(path: Path, text: str, flag: str) -> None:
     except OSError as exc:
         raise UsageError(
             f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost"
+            + (f": it is stored as {stored}, `{invoked_as()} show {stored}` prints it" if stored else "")
         ) from None
 
 
 def write_json(path: Path | None, obj) -> None:
-    """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`."""
+    """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`; its error names the run
+    or optimization stored that the document holds (``run_id``, ``optimize_id``, a diagnosis's ``context.run_id``)."""
     if path is not None:
+        stored = obj.get("run_id") or obj.get("optimize_id") or (obj.get("context") or {}).get("run_id")
         with signals_deferred():  # the document is built whole too
-            _write_output(path, json.dumps(obj, indent=1) + "\n", "--json")
+            _write_output(path, json.dumps(obj, indent=1) + "\n", "--json", stored)
 
 
 def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:

@@ -5,7 +5,6 @@ call timed as its setup), then taking turns round by round, so a slow spell of t
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -16,7 +15,7 @@ from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import PreparedModel, config_inputs, config_step_of, first_calls_nonfinite, input_specs
-from surrobench.execution.runner import merge_rounds, timed_result
+from surrobench.execution.runner import fresh_module, merge_rounds, timed_result
 from surrobench.execution.sanity import MemoryWatch, check_calls
 from surrobench.execution.timing import measure_round, time_once
 from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult
@@ -76,7 +75,8 @@ class Variant:
 
 
 def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:
-    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module.
+    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on its own copy of the module
+    (:func:`~surrobench.execution.runner.fresh_module`).
 
     Raises:
         Exception: whatever the model, the compiler or the graph capture raises (the caller classifies it).
@@ -84,7 +84,7 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
     before = _allocated(cfg.device)
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
-    module = copy.deepcopy(prepared.module) if own_module else prepared.module
+    module = fresh_module(prepared, cfg.device) if own_module else prepared.module
     with execution_settings(cfg, prepared.grad_mode):
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:

@@ -7,6 +7,7 @@ config ``oom``/``error`` with its cause in ``extra``; the sweep goes on.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import traceback
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from surrobench.errors import UsageError
+from surrobench.errors import ModelError, UsageError
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_load, subnormal_share, usable_cpus
@@ -60,6 +61,23 @@ def prepare_model(surrogate: Surrogate, device: str, seed: int, grad_mode: str =
     pin_malloc_thresholds()
     torch.manual_seed(seed)
     return PreparedModel(surrogate, surrogate.build().to(device).eval(), grad_mode)
+
+
+def fresh_module(prepared: PreparedModel, device: str) -> nn.Module:
+    """``prepared.module`` copied for one variant: ``copy.deepcopy``, else (a sparse CSR tensor cannot be deep-copied)
+    the surrogate built again, its first build's ``state_dict`` loaded (strict: the same weights whatever the factory's
+    initialisation), on ``device`` in eval mode. Raises ModelError: neither works (the build raises or refuses it)."""
+    try:
+        return copy.deepcopy(prepared.module)
+    except Exception as exc:
+        copy_error = error_text(exc)
+    try:
+        module = prepared.surrogate.build()
+        module.load_state_dict(prepared.module.state_dict())
+    except Exception as exc:
+        why = f"cannot be copied for timing ({copy_error}), nor built again ({error_text(exc)})"
+        raise ModelError(f"model {prepared.surrogate.info.name}: {why}") from exc
+    return module.to(device).eval()
 
 
 class ModelOutputError(TypeError):

@@ -42,6 +42,7 @@ KINDS: dict[str, str] = {
     "page_faults": "the host faults pages in every step: buffers returned to the OS and mapped again (the allocator)",
     "thread_oversubscription": "more torch threads than cores free to run them: threads wait for each other",
     "denormals": "subnormal floats in the weights or inputs: each operation on them takes a slow microcode path",
+    "hot_op": "one op holds a large share of the op time and no other finding names it: where the time is",
 }
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""

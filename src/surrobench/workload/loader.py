@@ -66,12 +66,12 @@ def one_line(exc: BaseException) -> str:
 
 def _import_target(target: str) -> ModuleType:
     """Import a dotted module name, or a ``.py`` file under a name derived from its absolute path."""
+    path = Path(target).resolve()
+    if target.endswith(".py") and not path.is_file():
+        raise UsageError.bad("model", f"{target}: no such file")
     try:
         if not target.endswith(".py"):
             return importlib.import_module(target)
-        path = Path(target).resolve()
-        if not path.is_file():
-            raise UsageError.bad("model", f"{target}: no such file")
         name = f"_surrobench_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
@@ -82,8 +82,6 @@ def _import_target(target: str) -> ModuleType:
             sys.modules.pop(name, None)
             raise
         return module
-    except UsageError:
-        raise
     except (Exception, SystemExit) as exc:  # any error in the user's module (sys.exit too) is the user's to fix
         raise UsageError.bad("model", f"{target}: cannot import: {one_line(exc)}") from exc
 
