@@ -101,3 +101,14 @@ def test_a_stack_is_extended_on_its_gain_over_the_recipe_it_is_stacked_on():
     assert first.speedup().verdict() == "inconclusive"  # its first window over tf32
     assert bench.windows == [["tf32", "tf32+cudagraph"]] * 2 and stack.rounds == 2 * ROUNDS
     assert stack.verdict == "accepted" and stack.gain.faster() and stack.stacked_on == "tf32"
+
+
+def test_an_inconclusive_candidate_with_no_gain_in_its_estimate_is_not_extended():
+    # no effect planted: the burst leaves it inconclusive, its estimate within the margin (no gain to confirm)
+    bench = BusyFirstWindow({"tf32": 1.0})
+    search = planted_search(bench)
+    search.singles(remedies("tf32"))
+    (tf32,) = search.done
+    first = bench.first_window()
+    assert first.verdict() == "inconclusive" and first.median <= 1.0 + first.margin()
+    assert bench.windows == [["tf32"]] and tf32.rounds == ROUNDS

@@ -178,15 +178,18 @@ class Trials:
 
     def timed_window(self, handles: Sequence[Handle], reference: Handle, crowd: str) -> str:
         """:meth:`window` of ``handles`` (the candidate last; ``crowd``: tried last, cut ``versus`` ``reference``), then
-        one more where the paired rule reads the candidate over ``reference`` ``inconclusive`` (not crowded, finite) and
-        :data:`MIN_ROUNDS` rounds as long as the last end by :meth:`deadline`; :attr:`last_rounds` then both windows'
-        rounds, judged together (each a pair timed together). One: the rounds doubled, a candidate at most two windows,
+        one more where the paired rule reads the candidate over ``reference`` ``inconclusive`` with its estimate past
+        the rule's margin (a gain the interval does not yet confirm; not crowded, finite) and :data:`MIN_ROUNDS` rounds
+        as long as the last end by :meth:`deadline`; :attr:`last_rounds` then both windows' rounds, judged together as
+        one window's rounds (two windows as units of the bootstrap would draw the first window's inconclusive reading
+        alone in a quarter of the draws: the second could never decide; a drift between them widens the interval, a
+        cautious error). One: the rounds doubled, a candidate at most two windows,
         as later ones are budgeted by the longest (:meth:`expected_s`; docs/design.md, "Measured actions"). Returns what
         its reason adds: the rounds and the first window's reading, or why no window more ran; else "". Raises what
         :meth:`window` raised."""
         self.window(handles, reference if crowd else None)
         first = self.window_speedup(reference, handles[-1], self.last_rounds)
-        if crowd or first.verdict() != "inconclusive" or handles[-1].nonfinite:
+        if crowd or first.verdict() != "inconclusive" or first.median <= 1.0 + first.margin() or handles[-1].nonfinite:
             return ""
         need = MIN_ROUNDS * self.last_round_s
         if (left := self.deadline() - self.clock()) < need:
