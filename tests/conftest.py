@@ -26,6 +26,10 @@ from surrobench.workload.zoo.base import ModelInfo, Surrogate
 # own setting stands.
 os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "0")
 os.environ.setdefault("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", "0")
+# rich fixes a console's width from COLUMNS where it is set when the console is made (a pytest-xdist worker sets it to
+# 80), and tests that set their own width (monkeypatch.setenv("COLUMNS", ...)) then read a console made before them:
+# unset, every console reads the width at each print, in any test order and with or without workers.
+os.environ.pop("COLUMNS", None)
 
 
 _frozen_at_modules = 0
