@@ -54,14 +54,12 @@ def speed_of_light(k: KernelCounters) -> tuple[str, str, str | None]:
     pipe = max(compute, key=compute.get) if compute else None
     if pipe is not None and compute[pipe] >= HIGH:
         return "compute", pipe, None
-    if (k.sm_of_peak or 0) >= HIGH:
-        return "compute", pipe if pipe is not None and compute[pipe] >= LOW else "SM", None
     top_memory = max(memory, key=memory.get) if memory else "DRAM"
     mem, comp = memory.get(top_memory, 0.0), max([*compute.values(), k.sm_of_peak or 0.0])
-    if max(mem, comp) >= LOW:
-        if mem >= comp:
-            return "memory", top_memory, None
+    if (k.sm_of_peak or 0) >= HIGH or (comp > mem and comp >= LOW):  # rule 2's SM issue, or rule 3's compute
         return "compute", pipe if pipe is not None and compute[pipe] >= LOW else "SM", None
+    if mem >= LOW:  # rule 3: memory the busier (a compute as busy at LOW would have been the one above)
+        return "memory", top_memory, None
     return "latency", top_memory if mem >= comp else (pipe or "SM"), latency_cause(k)
 
 

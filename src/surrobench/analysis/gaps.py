@@ -108,8 +108,6 @@ class _GapColumns:
 
     @staticmethod
     def concat(parts: list[_GapColumns]) -> _GapColumns:
-        if len(parts) == 1:
-            return parts[0]
         return _GapColumns(
             **{f: np.concatenate([getattr(p, f) for p in parts]) for f in _GapColumns.__dataclass_fields__}
         )

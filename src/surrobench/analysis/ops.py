@@ -24,10 +24,8 @@ def op_table_from_timeline(tl: Timeline) -> OpTable:
     metadata = np.array([categorize(tl.name(n)) == VIEWS for n in ops.name_id.tolist()], dtype=bool)
     if metadata.any():  # a metadata op's kernels go to its nearest enclosing op that is not one (-1: none)
         owner = owner.copy()
-        moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
-        while moving.any():
+        while (moving := (owner >= 0) & metadata[np.maximum(owner, 0)]).any():
             owner[moving] = parent[owner[moving]]
-            moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
     self_cpu, total_device = ops.dur_ns / 1e3, self_device.copy()

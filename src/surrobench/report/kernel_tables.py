@@ -27,18 +27,14 @@ def short_kernel_name(name: str) -> str:
     (``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``); for reading, not a join key
     (:func:`surrobench.records.counters.function_name` is)."""
     text = _QUALIFIER.sub("", name).strip()
-    depth, start, end = 0, 0, len(text)
+    depth, start, end, named = 0, 0, len(text), 0
     for i, ch in enumerate(text):
         depth += (ch == "<") - (ch == ">" and depth > 0)
-        if depth == 0 and ch == "(" and i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_>"):
-            end = i  # the parameter list, right after the name
+        if depth == 0 and ch == " ":
+            named = i + 1  # after the last top-level space: a function's return type (``void``) comes before
+        elif depth == 0 and ch == "(" and i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_>"):
+            start, end = named, i  # a function: its name, between its return type and its parameter list
             break
-    if end < len(text):  # a function: drop the return type (``void``) before its name
-        depth = 0
-        for i, ch in enumerate(text[:end]):
-            depth += (ch == "<") - (ch == ">" and depth > 0)
-            if depth == 0 and ch == " ":
-                start = i + 1
     return cut(text[start:end].strip() or text, NAME_WIDTH)
 
 
