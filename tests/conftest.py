@@ -163,10 +163,10 @@ def _estimates_unless_asked(monkeypatch):
 
 @pytest.fixture(scope="session")
 def _cpuinfo_with_bf16_units(tmp_path_factory):
-    from surrobench.execution.host_facts import cpuinfo
+    from surrobench.execution.host_facts import proc_value
 
     planted = tmp_path_factory.mktemp("cpuinfo") / "cpuinfo"
-    model = cpuinfo("model name")  # this host's, as the runs and processes a test starts read it
+    model = proc_value("model name")  # this host's, as the runs and processes a test starts read it
     planted.write_text((f"model name\t: {model}\n" if model else "") + "flags\t\t: fpu sse2 avx2 avx512_bf16\n")
     return planted
 

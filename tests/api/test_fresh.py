@@ -69,7 +69,7 @@ def test_the_search_alternates_its_pairs_of_fresh_processes_and_pools_a_window_p
 
     launched: list[str] = []
 
-    def one_run(config, tag, db, out, timeout_s):
+    def one_run(config, tag, db, out):
         launched.append(tag)
         return [6.0 if tag.endswith("baseline") else 0.3] * 8, f"run-{len(launched)}"
 
@@ -116,7 +116,7 @@ def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, m
 
     launched: list[str] = []
 
-    def planted_run(config: dict, tag: str, db, out, timeout_s):
+    def planted_run(config: dict, tag: str, db, out):
         launched.append(tag)
         ms = 0.3 if config.get("threads") == 1 else 6.0
         return [ms * (1 + 0.01 * (i % 3)) for i in range(20)], f"run-{len(launched)}"
@@ -146,7 +146,7 @@ def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
         recommended=("threads=1",),
         fresh_configs=(cfg.to_json(), replace(cfg, threads=1).to_json()),
     )
-    fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
+    fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db")
     assert fresh.verdict == "failed" and fresh.speedup is None
     assert "fresh:baseline" in fresh.reason and "exited 2" in fresh.reason  # the process, its exit status
     assert "missing.py" in fresh.reason and "\n" not in fresh.reason
@@ -219,7 +219,7 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
     waiter.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            fresh._one_run(exec_config().to_json(), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+            fresh._one_run(exec_config().to_json(), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json")
     finally:
         returned.set()
         waiter.join()
@@ -246,10 +246,10 @@ def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, mo
 
     real_run = fresh._one_run
 
-    def one_run(config, tag, db, out, timeout_s):
+    def one_run(config, tag, db, out):
         if tag == "confirm:baseline":
             return [1.0] * 6, "baseline-run"
-        return real_run(config, tag, db, out, timeout_s)
+        return real_run(config, tag, db, out)
 
     monkeypatch.setattr(fresh, "_one_run", one_run)
     (tmp_path / "picky.py").write_text(PICKY)
@@ -266,7 +266,7 @@ def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_window
 
     launched = []
 
-    def one_run(command, tag, db, out, timeout_s):
+    def one_run(command, tag, db, out):
         launched.append(tag)
         if len(launched) == 2:  # during the first pair: no whole pair of processes
             raise KeyboardInterrupt
@@ -295,7 +295,7 @@ def test_the_fresh_processes_use_the_parents_compile_cache(tmp_path, monkeypatch
 
     seen = []
 
-    def one_run(command, tag, db, out, timeout_s):
+    def one_run(command, tag, db, out):
         seen.append(fresh._env())
         return [6.0 if tag.endswith("baseline") else 0.3] * 100, "run-1"
 
@@ -325,7 +325,7 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
 
     clock = _Clock()
 
-    def one_run(command, tag, db, out, timeout_s):
+    def one_run(command, tag, db, out):
         clock.now += 7.0  # each process takes 7 s: a pair 14 s
         return [1.0] * 4, "run"
 
@@ -366,7 +366,7 @@ def test_the_search_runs_the_pair_it_kept_time_for_and_says_how_many_more_the_bu
 
     clock, launched = Clock(), []
 
-    def one_run(command, tag, db, out, timeout_s):
+    def one_run(command, tag, db, out):
         launched.append(tag)
         clock.extra += 10.0  # a process 10 s: the second pair is then estimated at the first's 20 s
         return [6.0 if tag.endswith("baseline") else 0.3] * 8, f"run-{len(launched)}"

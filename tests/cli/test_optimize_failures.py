@@ -119,7 +119,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
 
     launched = []
 
-    def one_run(command, tag, db, out, timeout_s):
+    def one_run(command, tag, db, out):
         launched.append(tag)
         if len(launched) == 2:
             raise KeyboardInterrupt

@@ -6,7 +6,7 @@
 - :data:`MIN_SIZES` (enforced by ``calibrate``): below them the fixed per-call cost and caches set the rate.
   CPU ``n >= 256``, copy >= 16 MiB; CUDA ``n >= 2048`` (256 output tiles of 128², enough for 132 SMs),
   copy >= 256 MiB (5x a 50 MB L2).
-- Timing: :func:`surrobench.execution.timing.time_loop`, median of ``iters`` after ``warmup``, :data:`REPEATS`
+- Timing: :func:`surrobench.execution.timing.measure_round`, median of ``iters`` after ``warmup``, :data:`REPEATS`
   times; the ceiling is the fastest repeat, the spread ``(slowest - fastest) / fastest`` (:class:`Calibration`)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import torch
 
 from surrobench.execution.config import numeric_settings
 from surrobench.execution.env import fingerprint
-from surrobench.execution.timing import time_loop, warm_up
+from surrobench.execution.timing import measure_round
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.run import created_now
 
@@ -45,8 +45,7 @@ def _median_ms(step, device: str, warmup: int, iters: int) -> tuple[float, float
     """(fastest median of :data:`REPEATS` runs of ``iters`` calls after ``warmup``, ms; their spread)."""
     medians = []
     for _ in range(REPEATS):
-        warm_up(step, warmup, device)
-        samples = time_loop(step, iters, device)
+        samples = measure_round(step, warmup, iters, device)
         medians.append(
             float(statistics.median(samples.device_ms if samples.device_ms is not None else samples.latency_ms))
         )

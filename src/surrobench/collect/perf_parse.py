@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from surrobench.execution.host_facts import proc_value
 from surrobench.records import intervals
 from surrobench.records.stats import ratio
 from surrobench.records.system import HostHotspot
@@ -92,12 +93,7 @@ def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
         paranoid = int((proc / "sys/kernel/perf_event_paranoid").read_text().strip())
     except (OSError, ValueError):
         paranoid = None
-    try:
-        virtualized = any(
-            line.startswith("flags") and " hypervisor" in line for line in (proc / "cpuinfo").read_text().splitlines()
-        )
-    except OSError:
-        virtualized = False
+    virtualized = "hypervisor" in (proc_value("flags", proc / "cpuinfo") or "").split()
     return PerfAccess(paranoid, virtualized)
 
 

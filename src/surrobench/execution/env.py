@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import torch
 
-from surrobench.execution.host_facts import busy_others, cpuinfo, host_load
+from surrobench.execution.host_facts import busy_others, host_load, proc_value
 
 #: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
 #: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
@@ -82,7 +82,7 @@ def git_state() -> dict | None:
 def fingerprint(device: str) -> dict:
     """The run's ``env`` (run-v1): versions, host, CPU and, on CUDA, the GPU, its driver and ``gpu_clocks``
     ``{"before", "after"}`` (``after`` filled at the end)."""
-    cpu = cpuinfo("model name") or platform.processor() or platform.machine()
+    cpu = proc_value("model name") or platform.processor() or platform.machine()
     env = {
         "device": device,
         "device_name": cpu,

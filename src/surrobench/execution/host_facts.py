@@ -31,10 +31,11 @@ CPUINFO = Path("/proc/cpuinfo")
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
-def cpuinfo(key: str) -> str | None:
-    """The value of :data:`CPUINFO`'s first ``key`` line; None without the file or the line (not Linux, not x86)."""
+def proc_value(key: str, path: Path | None = None) -> str | None:
+    """The value after the colon of the first line of ``path`` (None: :data:`CPUINFO`) that starts with ``key``; None
+    without the file or the line (not Linux; ``flags`` not x86)."""
     try:
-        lines = CPUINFO.read_text().splitlines()
+        lines = (path or CPUINFO).read_text().splitlines()
     except OSError:
         return None
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(key)), None)

@@ -3,7 +3,6 @@ malloc's thresholds pinned for every timed process (:func:`pin_malloc_thresholds
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import psutil
 import torch
+
+from surrobench.execution.host_facts import proc_value
 
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 _STATUS = Path("/proc/self/status")
@@ -78,15 +79,6 @@ class PeakMemory:
     own_peak: bool = True
 
 
-def _status_bytes(key: str) -> int | None:
-    """A ``kB`` field of ``/proc/self/status`` (``VmHWM``), bytes; None where it cannot be read."""
-    with contextlib.suppress(OSError):
-        for line in _STATUS.read_text().splitlines():
-            if line.startswith(f"{key}:"):
-                return int(line.split()[1]) * 1024
-    return None
-
-
 def available_bytes(device: str) -> int:
     """Memory a new allocation can take now, bytes: ``torch.cuda.mem_get_info``'s free on CUDA, ``MemAvailable``
     on the CPU."""
@@ -122,8 +114,7 @@ class PeakMemoryTracker:
         if self.device == "cuda":
             retries = torch.cuda.memory_stats().get("num_alloc_retries", 0) - self._retries0
             return PeakMemory(torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), retries)
-        hwm = _status_bytes("VmHWM")
-        own = self._reset and hwm is not None
-        if hwm is None:
-            hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return PeakMemory(max(0, hwm - self._rss0), None, own_peak=own)
+        status = proc_value("VmHWM:", _STATUS)  # the peak resident set, "<n> kB"
+        own = self._reset and status is not None
+        hwm_kb = int(status.split()[0]) if status is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return PeakMemory(max(0, hwm_kb * 1024 - self._rss0), None, own_peak=own)

@@ -156,11 +156,9 @@ class Recipe:
 
     def swap(self, remedy: Remedy) -> "Recipe":
         """This recipe with ``remedy`` in place of those that set a setting it sets, at the first one's position
-        (``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``)."""
+        (``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``); on top where none does."""
         clashes = [r for r in self.remedies if r.fields() & remedy.fields()]
-        if not clashes:
-            return self.plus(remedy)
-        at = self.remedies.index(clashes[0])
+        at = self.remedies.index(clashes[0]) if clashes else len(self.remedies)
         kept = [r for r in self.remedies if r not in clashes]
         return Recipe(tuple(kept[:at] + [remedy] + kept[at:]))
 

@@ -100,7 +100,6 @@ class SweepInterrupted(Interrupted):
     def __init__(self, record: RunRecord, total: int) -> None:
         super().__init__(interrupted_message(record, total), record)
         self.record = record
-        self.total = total
 
 
 def resolve_device(device: str) -> str:

@@ -146,13 +146,12 @@ class KernelRows:
         Returns the op they are credited to (None: lost)."""
         eager = [op for op in ops if not _INDUCTOR_LAUNCH.match(op)]
         op, origin = self._owner(eager, "compiled" if ops and not eager else lost)
-        ops = eager
         if origin == "recredited":
-            self._note("metadata_op_recredited", ops[0], op, device_us, calls)
-        elif op is None and ops:
-            self._note("metadata_op_no_parent", ops[0], None, device_us, calls)
+            self._note("metadata_op_recredited", eager[0], op, device_us, calls)
+        elif op is None and eager:
+            self._note("metadata_op_no_parent", eager[0], None, device_us, calls)
         elif op is None:
-            self._note(f"{origin}_unmapped" if origin != "no_op" else "no_op_unmapped", None, None, device_us, calls)
+            self._note(f"{origin}_unmapped", None, None, device_us, calls)
         fused = inductor_fused_ops(name)
         if fused is not None:
             self._note("compiled_by_name", None, None, device_us, calls)

@@ -572,8 +572,7 @@ def fresh_verdict(
     agree = agreement(units, each)
     differs = agree.faster() or agree.slower()
     n = f"{len(units)} " + ("process" if len(units) == 1 else "processes")
-    margin = agree.margin()
-    within = 1 / (1 + margin) <= agree.ci95[0] and agree.ci95[1] <= 1 + margin  # the interval, not the estimate
+    within = agree.verdict() == "unchanged"  # the whole interval within the margin, not the estimate
     how = (
         f"optimize's {n} over the fresh pairs {agree.text()}, "
         + ("a difference beyond" if differs else "no difference beyond" if within else "inconclusive: wider than")

@@ -45,19 +45,19 @@ def _argv(config: Path) -> list[str]:
     return [sys.executable, "-m", "surrobench.tune.fresh_child", "--config", str(config)]
 
 
-def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
+def _one_run(config: dict, tag: str, db: Path, out: Path) -> tuple[list[float], str]:
     """(Per-call host latencies, ms; run id) of ``config`` measured in a new process; :class:`_FreshFailed` when it
-    timed out, exited non-zero or measured nothing."""
+    timed out (:data:`FRESH_TIMEOUT_S`), exited non-zero or measured nothing."""
     path = out.with_suffix(".config.json")
     path.write_text(json.dumps(config))
     argv = _argv(path) + ["--db", str(db), "--json", str(out), "--tag", tag]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as proc:
         try:
-            stdout, stderr = proc.communicate(timeout=timeout_s)
+            stdout, stderr = proc.communicate(timeout=FRESH_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
+            raise _FreshFailed(f"{tag} timed out after {FRESH_TIMEOUT_S:.0f} s") from None
         except KeyboardInterrupt:  # the child may not have seen the signal (a signal sent to this process only)
             proc.send_signal(signal.SIGINT)  # the child then marks its run interrupted and exits
             try:
@@ -87,7 +87,6 @@ def _alternating_pairs(
     pairs: int,
     prefix: str,
     db: Path | None,
-    timeout_s: float,
     rounds: dict[str, list[list[float]]],
     run_ids: list[str],
     budget: PairBudget | None = None,
@@ -108,7 +107,7 @@ def _alternating_pairs(
             started = time.monotonic()
             for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
                 out = Path(tmp) / f"{i}-{side}.json"
-                samples, run_id = _one_run(configs[side], f"{prefix}:{side}", db, out, timeout_s)
+                samples, run_id = _one_run(configs[side], f"{prefix}:{side}", db, out)
                 rounds[side].append(samples)
                 run_ids.append(run_id)
             if budget is not None:
@@ -166,7 +165,6 @@ def process_windows(
     warmup: int,
     iters: int,
     db: Path | None,
-    timeout_s: float = FRESH_TIMEOUT_S,
     budget: PairBudget | None = None,
 ) -> ProcessWindows:
     """``pairs`` more windows of ``recipe`` and ``baseline`` in fresh pairs (stored in ``db``; None: not kept), each
@@ -181,7 +179,7 @@ def process_windows(
     run_ids: list[str] = []
     error, interrupted, skipped = None, False, 0
     try:
-        skipped = _alternating_pairs(configs, pairs, "confirm", db, timeout_s, done, run_ids, budget)
+        skipped = _alternating_pairs(configs, pairs, "confirm", db, done, run_ids, budget)
     except _FreshFailed as exc:  # the pairs that finished stand
         error = str(exc)
     except KeyboardInterrupt:  # _one_run let the running process store its run; the finished pairs stand
@@ -207,7 +205,6 @@ def check_fresh(
     *,
     pairs: int,
     db: Path | None,
-    timeout_s: float = FRESH_TIMEOUT_S,
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> FreshCheck | None:
     """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes (runs stored in ``db``;
@@ -226,7 +223,7 @@ def check_fresh(
     run_ids: list[str] = []
     configs = dict(zip(("baseline", "recipe"), entry.fresh_configs))
     try:
-        _alternating_pairs(configs, pairs, "fresh", db, timeout_s, rounds, run_ids)
+        _alternating_pairs(configs, pairs, "fresh", db, rounds, run_ids)
     except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
         raise Interrupted(
             "interrupted during the fresh check",
