@@ -100,12 +100,12 @@ def capacity_search(
     own: tuple[str, ...] = (),
 ) -> CapacityOptimization:
     """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``infeasible(remedy)``: why
-    a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured; ``own``: those left
-    out as the baseline's own (``name (why)``), a note first. ``budget_s``: no candidate after the baseline starts
-    once this many seconds have passed (those left are named in a note); the two verifying loads run after it. A
-    verified capacity outside :data:`PREDICTION_NOTE_RATIO` of its prediction is a note. A candidate that raises
-    (SystemExit too) is recorded failed, its accuracy the :func:`~surrobench.execution.failures.explain_failure`
-    line; a failed baseline ends the search, no recipe.
+    a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured; ``own``: the
+    baseline's own (``name (why)``), one note. ``budget_s``: no candidate after the baseline starts once this many
+    seconds have passed (those left are named in a note); the two verifying loads run after it. A verified capacity
+    outside :data:`PREDICTION_NOTE_RATIO` of its prediction is a note. A candidate that raises (SystemExit too) is
+    recorded failed, its accuracy the :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline
+    ends the search, no recipe.
 
     Raises:
         Interrupted: Ctrl-C, or ``verify``'s Interrupted (its partial the serve run cut): ``partial`` the search so

@@ -228,8 +228,8 @@ def saturated_cycles(
 ) -> dict[int, UnloadedLatency]:
     """``unloaded`` with each size's cycle saturated: :func:`serve_open_loop` on ``clock`` (None: a :class:`WallClock`)
     under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back median's rate, for :data:`SATURATED_S` (or
-    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up), the sizes in order while they fit
-    ``budget_s`` (s; one that does not is left as it was): after it, of its full batches only (an arrival rate capped
+    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up), the sizes in order until one would pass
+    ``budget_s`` (s; it and the rest left as they were): after it, of its full batches only (an arrival rate capped
     at :data:`MAX_ARRIVALS_PER_LOAD` may fill none: None), ``saturated_ms`` (wall time from one's start to the next
     batch's), ``loop_ms`` (the loop's own per batch) and :data:`SUSTAINED_SAMPLES` among the back-to-back samples."""
     clock = clock or WallClock()
@@ -237,9 +237,8 @@ def saturated_cycles(
     for k, u in unloaded.items():
         duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * u.back_to_back_p50_ms / 1e3)
         rate = min(OVER_OFFER * k * 1e3 / max(u.back_to_back_p50_ms, 1e-6), MAX_ARRIVALS_PER_LOAD / duration_s)
-        if duration_s > budget_s:  # not probed: its loaded cycle charged as an old record's (loop_ms)
-            continue
-        budget_s -= duration_s
+        if (budget_s := budget_s - duration_s) < 0:  # this and the rest unprobed: charged as an old record (loop_ms)
+            break
         trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
         first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)
         full = np.equal(trace.batch_size[first:], k)  # the batches after the warm-up that held k
