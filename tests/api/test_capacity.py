@@ -258,6 +258,26 @@ def test_the_loop_time_is_its_own_and_the_back_to_back_charge_adds_up_to_the_sat
     assert np.mean(one.back_to_back_ms) + one.loaded_excess_ms == pytest.approx(one.saturated_ms)
 
 
+def test_the_saturated_probe_counts_full_batches_only_within_its_budget():
+    # batches of 0.1 ms whatever their size: size 1024's arrivals (capped at MAX_ARRIVALS_PER_LOAD a probe) never fill
+    # it, so no batch of its probe counts: no saturated cycle (its loop's time charged, as an old record), no partial
+    # batch among its back-to-back samples
+    clock = VirtualClock()
+
+    def service(k: int) -> float:
+        clock.advance(1e-4)
+        return 1e-4
+
+    big = UnloadedLatency(1024, 1.0, (0.1,) * 10, (0.1,) * 10)
+    (got,) = saturated_cycles(service, {1024: big}, clock).values()
+    assert got.saturated_ms is None and got.back_to_back_ms == big.back_to_back_ms and got.loop_ms >= 0.0
+    # a budget of 0.5 s: size 1's probe (0.4 s) runs, size 2's (0.4 s more) is left as it was
+    small = {k: UnloadedLatency(k, 1.0, (0.1,) * 10, (0.1,) * 10) for k in (1, 2)}
+    clock.t = 0.0  # a fresh probe's clock
+    probed = saturated_cycles(service, small, clock, budget_s=0.5)
+    assert probed[1].saturated_ms == pytest.approx(0.1) and probed[2] == small[2]
+
+
 def test_a_warm_up_is_spread_over_every_batch_size_not_charged_to_the_first():
     # the first 360 batches take twice as long (a warm-up: clocks, allocator, autotuning); sampled one size after
     # another, batch 1 would take them all (its back-to-back P50 2.2 ms against 1.1); sampled in interleaved rounds,
@@ -620,6 +640,27 @@ def test_the_saturated_probe_runs_for_a_search_and_not_for_an_infeasible_target(
     assert [u.batch for u in searched.unloaded] == [1, 2] and all(u.saturated_ms > 0 for u in searched.unloaded)
     infeasible = _tiny(find_max=True, p99_ms=1e-4, max_batch=2)
     assert infeasible.infeasible() and [u.saturated_ms for u in infeasible.unloaded] == [None, None]
+
+
+def test_ctrl_c_in_the_saturated_probe_keeps_the_unloaded_samples_and_an_unprobed_size_is_said(monkeypatch):
+    # the unloaded samples are in the record before the probe: Ctrl-C during it keeps them
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serve_module, "saturated_cycles", interrupted)
+    with pytest.raises(Interrupted) as cut:
+        _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
+    assert [u.batch for u in cut.value.partial.unloaded] == [1, 2]
+    assert [u.saturated_ms for u in cut.value.partial.unloaded] == [None, None]
+    # a probe budget that fits size 1 only: size 2 is named in a note, its cycle not measured
+    monkeypatch.setattr(serve_module, "saturated_cycles", lambda s, u: saturated_cycles(s, u, budget_s=0.5))
+    monkeypatch.setattr(
+        serve_module, "find_capacity", lambda measure, target, *a, **k: (Capacity(target, 0, None, ()), [])
+    )
+    record = _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
+    assert [u.saturated_ms is None for u in record.unloaded] == [False, True]
+    (note,) = [n for n in record.notes if n.startswith("batch sizes with no saturated cycle")]
+    assert note.endswith(": 2")  # the sizes named
 
 
 def test_serve_warns_of_a_busy_host(monkeypatch):

@@ -75,15 +75,15 @@ def test_options_the_capacity_objective_does_not_use_are_refused_and_its_budget_
     assert run_cli([*cli, "--budget-s", "7", "--threads", "1"]) == 2 and budgets == [7.0]
 
 
-def test_remedies_latency_optimize_skips_as_infeasible_are_skipped_with_its_reason():
+def test_remedies_latency_optimize_skips_or_leaves_out_are_so_here_with_its_notes():
     from torch import nn
 
     only = "channels_last,threads=1"  # a 3-D input; the baseline's own --threads 1
     args = dict(ARGS, shapes="1x4x8", only=only)
     found = optimize(nn.Linear(8, 8), objective="capacity", p99_ms=1e-3, **args)  # infeasible target: no load
     assert [c.recipe for c in found.candidates] == ["baseline"]
-    assert found.notes == (  # the reasons latency optimize gives (tune.bench.remedy_infeasible)
+    assert found.notes == (  # as latency optimize: the baseline's own left out, the infeasible with its reason
+        "not tried, the baseline's own settings: threads=1 (already part of the baseline config)",
         "channels_last: infeasible, not measured: channels_last applies to 4-D (B, C, H, W) inputs; this model's "
         "inputs are 3-D",
-        "threads=1: infeasible, not measured: already part of the baseline config",
     )

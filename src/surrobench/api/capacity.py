@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, check_accuracy
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
+from surrobench.analysis.feasibility import baseline_own
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
@@ -29,7 +30,7 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import config_inputs, in_grad_mode, prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
-from surrobench.execution.sweep import new_run_id
+from surrobench.execution.sweep import listed, new_run_id
 from surrobench.records.run import created_now
 from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, PolicyResult, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
@@ -96,13 +97,15 @@ def capacity_search(
     workload: dict | None = None,
     budget_s: float | None = None,
     infeasible: Callable[[Remedy], str | None] = lambda remedy: None,
+    own: tuple[str, ...] = (),
 ) -> CapacityOptimization:
     """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``infeasible(remedy)``: why
-    a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured. ``budget_s``: no
-    candidate after the baseline starts once this many seconds have passed (those left are named in a note); the two
-    verifying loads run after it. A verified capacity outside :data:`PREDICTION_NOTE_RATIO` of its prediction is
-    a note. A candidate that raises (SystemExit too) is recorded failed, its accuracy the
-    :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline ends the search, no recipe.
+    a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured; ``own``: the
+    baseline's own (``name (why)``), one note. ``budget_s``: no candidate after the baseline starts once this many
+    seconds have passed (those left are named in a note); the two verifying loads run after it. A verified capacity
+    outside :data:`PREDICTION_NOTE_RATIO` of its prediction is a note. A candidate that raises (SystemExit too) is
+    recorded failed, its accuracy the :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline
+    ends the search, no recipe.
 
     Raises:
         Interrupted: Ctrl-C, or ``verify``'s Interrupted (its partial the serve run cut): ``partial`` the search so
@@ -111,7 +114,8 @@ def capacity_search(
     began = time.monotonic()
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
     candidates: list[CapacityCandidate] = []
-    skipped, notes = [], []  # remedies: past the budget; infeasible, with the reason
+    skipped = []  # remedies past the budget
+    notes = listed("not tried, the baseline's own settings", list(own))  # then the infeasible, with the reason
     asked = dict(workload=workload or {}, target_p99_ms=target_p99_ms, tolerance=tolerance)
     out = CapacityOptimization(**asked, candidates=(), top="baseline", recipe="baseline", search_s=0.0)
 
@@ -257,6 +261,8 @@ def optimize_capacity(
     names = remedy_names(only, cfg.device, thorough=thorough)
     pool = candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
     remedies = [r for r in pool if cfg.device in r.devices and (names is None or r.name in names)]
+    own = tuple(f"{r.name} ({why})" for r in remedies if (why := baseline_own(r, cfg)))  # as latency optimize
+    remedies = [r for r in remedies if not baseline_own(r, cfg)]
     top_batch = max(p.max_batch for p in request.policies)
 
     @functools.cache
@@ -309,7 +315,9 @@ def optimize_capacity(
     options = dict(tolerance=tolerance, seed=cfg.seed, workload=workload, budget_s=budget_s, infeasible=infeasible)
     ident = dict(optimize_id=new_run_id(), created=created_now())
     try:
-        found = replace(capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options), **ident)
+        found = replace(
+            capacity_search(remedies, request.policies, p99_ms, evaluate, verify, own=own, **options), **ident
+        )
     except Interrupted as cut:  # the partial document stored too; a failed write does not hide the interruption
         cut.partial = replace(cut.partial, **ident)
         with open_store(db) as store, contextlib.suppress(StoreWriteError):

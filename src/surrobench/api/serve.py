@@ -570,11 +570,14 @@ def serve(
                     with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                         began = cpu_times()  # its steps built: torch.compile's workers are other processes
                         missing = tuple(k for k in info.sizes if k not in unloaded)
-                        if missing:  # before any load of the policy: its sizes' unloaded latency, then saturated
-                            sampled = {**unloaded, **unloaded_latency(service, missing, budget_s)}
-                            if request.find_max and not infeasible_reason(sampled, request.target_p99_ms):
-                                sampled |= saturated_cycles(service, {k: sampled[k] for k in missing})
-                            _add_unloaded(progress, unloaded, sampled)
+                        if missing:  # before any load of the policy: its sizes' unloaded latency (kept), saturated
+                            _add_unloaded(progress, unloaded, unloaded_latency(service, missing, budget_s))
+                            if request.find_max and not infeasible_reason(unloaded, request.target_p99_ms):
+                                probed = saturated_cycles(service, {k: unloaded[k] for k in missing})
+                                _add_unloaded(progress, unloaded, probed)
+                                unprobed = [str(k) for k in missing if probed[k].saturated_ms is None]
+                                why = f"not probed in {UNLOADED_BUDGET_S:g} s or no batch full, the loop's time charged"
+                                model_notes += tuple(listed(f"batch sizes with no saturated cycle ({why})", unprobed))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms, grad_mode=prepared.grad_mode)

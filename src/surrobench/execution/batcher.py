@@ -223,21 +223,29 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
-def saturated_cycles(service: Service, unloaded: dict[int, UnloadedLatency], clock=None) -> dict[int, UnloadedLatency]:
+def saturated_cycles(
+    service: Service, unloaded: dict[int, UnloadedLatency], clock=None, budget_s: float = UNLOADED_BUDGET_S
+) -> dict[int, UnloadedLatency]:
     """``unloaded`` with each size's cycle saturated: :func:`serve_open_loop` on ``clock`` (None: a :class:`WallClock`)
     under Poisson arrivals at :data:`OVER_OFFER` times the back-to-back median's rate, for :data:`SATURATED_S` (or
-    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up): after it, ``saturated_ms`` (wall time
-    per batch), ``loop_ms`` (the loop's own) and :data:`SUSTAINED_SAMPLES` batches among the back-to-back samples."""
+    :data:`MIN_UNLOADED_SAMPLES` batches after its first quarter, a warm-up), the sizes in order until one would pass
+    ``budget_s`` (s; it and the rest left as they were): after it, of its full batches only (an arrival rate capped
+    at :data:`MAX_ARRIVALS_PER_LOAD` may fill none: None), ``saturated_ms`` (wall time from one's start to the next
+    batch's), ``loop_ms`` (the loop's own per batch) and :data:`SUSTAINED_SAMPLES` among the back-to-back samples."""
     clock = clock or WallClock()
-    out = {}
+    out = dict(unloaded)
     for k, u in unloaded.items():
         duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * u.back_to_back_p50_ms / 1e3)
         rate = min(OVER_OFFER * k * 1e3 / max(u.back_to_back_p50_ms, 1e-6), MAX_ARRIVALS_PER_LOAD / duration_s)
+        if (budget_s := budget_s - duration_s) < 0:  # this and the rest unprobed: charged as an old record (loop_ms)
+            break
         trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
         first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)
-        served = np.subtract(trace.batch_end_s, trace.batch_start_s)[first:]  # the batches after the warm-up
+        full = np.equal(trace.batch_size[first:], k)  # the batches after the warm-up that held k
+        served = np.subtract(trace.batch_end_s, trace.batch_start_s)[first:][full]
         kept = tuple(1e3 * served[:: max(1, len(served) // SUSTAINED_SAMPLES)])
-        cycle_ms = 1e3 * (trace.batch_end_s[-1] - trace.batch_start_s[first]) / len(served)
+        cycles = np.diff([*trace.batch_start_s[first:], trace.batch_end_s[-1]])[full]
+        cycle_ms = 1e3 * float(np.mean(cycles)) if full.any() else None
         loop_ms = 1e3 * trace.loop_s / len(trace.batch_size)
         out[k] = replace(u, back_to_back_ms=u.back_to_back_ms + kept, loop_ms=loop_ms, saturated_ms=cycle_ms)
     return out
