@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -191,3 +194,30 @@ def run_cli(argv: list[str]) -> int:
     with pytest.raises(SystemExit) as info:
         main(argv)
     return info.value.code
+
+
+def two_ranks(command: list[str], rank_variables: Callable[[int], dict[str, str]]) -> list[tuple[str, str]]:
+    """``command`` in two processes started as a launcher starts its ranks, with no launcher process (torchrun's agent
+    imports torch only to start them: about 2 s of CPU, docs/benchmarks/test-suite.md): each with
+    ``rank_variables(rank)``, one OpenMP thread, this checkout's ``src`` first on PYTHONPATH and a free
+    ``MASTER_PORT``. Returns their (stdout, stderr); both exited 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    base.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+        MASTER_PORT=str(port),
+    )
+    env = [{**base, **rank_variables(r)} for r in range(2)]
+    procs = [subprocess.Popen(command, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for e in env]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    return outputs
+
+
+def torchrun_variables(rank: int) -> dict[str, str]:
+    """What torchrun gives rank ``rank`` of 2 on this host (PyTorch docs, "torchrun (Elastic Launch)")."""
+    return {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"}

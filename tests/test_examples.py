@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from conftest import torchrun_variables, two_ranks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,30 +41,9 @@ def test_halo_field_rows_tile_the_same_field():
 def test_halo_stack_split_over_two_gloo_ranks_equals_one_process():
     """The example's ``--check`` on two gloo ranks, started with the variables torchrun gives each rank (``RANK``,
     ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``: what ``init_process_group`` reads), without torchrun's agent
-    process, which imports torch only to start them (about 2 s of CPU; docs/benchmarks/test-suite.md)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    process (conftest's ``two_ranks``)."""
     argv = [sys.executable, str(ROOT / "examples" / "halo_conv2d.py"), "--size", "16", "--batch", "2"]
-    env = {
-        **os.environ,
-        "OMP_NUM_THREADS": "1",
-        "WORLD_SIZE": "2",
-        "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": str(port),
-    }
-    ranks = [
-        subprocess.Popen(
-            [*argv, "--device", "cpu", "--check"],
-            env={**env, "RANK": str(r), "LOCAL_RANK": str(r)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in range(2)
-    ]
-    outputs = [rank.communicate(timeout=300) for rank in ranks]
-    assert [rank.returncode for rank in ranks] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    outputs = two_ranks([*argv, "--device", "cpu", "--check"], torchrun_variables)
     line = next(ln for ln in outputs[0][0].splitlines() if "max abs difference" in ln)
     assert "on 2 ranks" in line and float(line.rsplit(" ", 1)[1]) < 1e-5
 

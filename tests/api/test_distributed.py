@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, torchrun_variables, two_ranks
 
 from surrobench.api.distributed import (
     choose_parallel,
@@ -138,43 +138,6 @@ def test_two_replicas_on_gloo(tmp_path, importable_src, capsys):
     assert row.comm_ms is None  # replicas make no collective calls
 
 
-def _two_ranks(argv: list[str], rank_variables: Callable[[int], dict[str, str]]) -> list[tuple[str, str]]:
-    """``surrobench`` with ``argv`` in two processes started as a launcher starts its ranks, with no launcher process
-    (torchrun's agent imports torch only to start them: about 2 s of CPU, docs/benchmarks/test-suite.md): each
-    with ``rank_variables(rank)`` and a free ``MASTER_PORT``. Returns their (stdout, stderr); both exited 0."""
-    import socket
-    import subprocess
-    import sys
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    base.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
-        OMP_NUM_THREADS="1",
-        MASTER_PORT=str(port),
-    )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "surrobench", *argv],
-            env={**base, **rank_variables(r)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in range(2)
-    ]
-    outputs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
-    return outputs
-
-
-def torchrun_variables(rank: int) -> dict[str, str]:
-    """What torchrun gives rank ``rank`` of 2 on this host (PyTorch docs, "torchrun (Elastic Launch)")."""
-    return {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"}
-
-
 def srun_variables(rank: int) -> dict[str, str]:
     """What srun gives task ``rank`` of 2 (SLURM_* variables only; Slurm docs, srun(1))."""
     return {
@@ -190,7 +153,7 @@ def test_distributed_factory_over_two_ranks_on_gloo(tmp_path):
     """Two ranks of ``surrobench run`` under torchrun's variables (``launch`` itself: the test above)."""
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     argv = ["run", "--model", f"{HALO}:build", "--shape", "16", "--batch", "1", "--db", str(db), "--json", str(out)]
-    _two_ranks([*argv, *FAST], torchrun_variables)
+    two_ranks([sys.executable, "-m", "surrobench", *argv, *FAST], torchrun_variables)
     run = _stored(db, out)
     assert run.env["parallel"] == "model"
     ref, rank0, rank1, step = run.results
@@ -205,7 +168,9 @@ def test_distributed_factory_over_two_ranks_on_gloo(tmp_path):
 def test_configs_spread_over_two_processes_into_one_run(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     argv = ["run", "--parallel", "configs", "--model", "pinn-mlp", "--shape", "32,64", "--batch", "1,2"]
-    _two_ranks([*argv, "--db", str(db), "--json", str(out), *FAST], torchrun_variables)
+    two_ranks(
+        [sys.executable, "-m", "surrobench", *argv, "--db", str(db), "--json", str(out), *FAST], torchrun_variables
+    )
     run = _stored(db, out)
     places = sorted((placement(r).config, placement(r).rank) for r in run.results)
     assert places == [(0, 0), (1, 1), (2, 0), (3, 1)]
@@ -217,7 +182,7 @@ def test_run_under_srun_finds_its_rank_in_the_slurm_environment(tmp_path):
     """Two processes started as srun would start them (SLURM_* variables only, no launcher)."""
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     argv = ["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1", "--db", str(db), "--json", str(out)]
-    outputs = _two_ranks([*argv, *FAST], srun_variables)
+    outputs = two_ranks([sys.executable, "-m", "surrobench", *argv, *FAST], srun_variables)
     assert "stored in" in outputs[0][0] and "stored in" not in outputs[1][0]  # rank 0 reports, rank 1 is quiet
     run = _stored(db, out)
     assert run.env["launcher"] == "srun" and [placement(r).role for r in run.results] == [
