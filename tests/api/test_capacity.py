@@ -260,7 +260,7 @@ def test_the_loop_time_is_its_own_and_the_back_to_back_charge_adds_up_to_the_sat
 
 def test_the_saturated_probe_counts_full_batches_only_within_its_budget():
     # batches of 0.1 ms whatever their size: size 1024's arrivals (capped at MAX_ARRIVALS_PER_LOAD a probe) never fill
-    # it, so no batch of its probe counts: no saturated cycle (its loop's time charged, as an old record), no partial
+    # it, so no batch of its probe counts: no saturated cycle (only its loop's own time charged), no partial
     # batch among its back-to-back samples
     clock = VirtualClock()
 
