@@ -11,6 +11,7 @@ import torch
 from surrobench.collect.probe import HALF_DTYPES, ProbeFacts
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.remedies import Recipe, Remedy
+from surrobench.execution.sweep import listed
 
 _DEVICE_REASONS = {
     "cudagraph": "CUDA graphs are a CUDA feature",
@@ -40,6 +41,13 @@ def baseline_own(remedy: Remedy, baseline: ExecConfig) -> str | None:
         unit = "thread" if threads == 1 else "threads"
         return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
     return None
+
+
+def without_baseline_own(remedies: list[Remedy], baseline: ExecConfig) -> tuple[list[Remedy], list[str]]:
+    """``remedies`` less those :func:`baseline_own` finds (no candidates: latency and capacity optimize alike), and
+    the one note naming those left out, each ``name (why)`` (none: no note)."""
+    own = [f"{r.name} ({why})" for r in remedies if (why := baseline_own(r, baseline))]
+    return [r for r in remedies if not baseline_own(r, baseline)], listed("not tried, the baseline's own settings", own)
 
 
 def infeasible_reason(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, check_accuracy
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
-from surrobench.analysis.feasibility import baseline_own
+from surrobench.analysis.feasibility import without_baseline_own
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
@@ -30,7 +30,7 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import config_inputs, in_grad_mode, prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
-from surrobench.execution.sweep import listed, new_run_id
+from surrobench.execution.sweep import new_run_id
 from surrobench.records.run import created_now
 from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, PolicyResult, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
@@ -97,11 +97,11 @@ def capacity_search(
     workload: dict | None = None,
     budget_s: float | None = None,
     infeasible: Callable[[Remedy], str | None] = lambda remedy: None,
-    own: tuple[str, ...] = (),
+    own: list[str] | None = None,
 ) -> CapacityOptimization:
     """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``infeasible(remedy)``: why
     a remedy cannot help (:func:`~surrobench.tune.bench.remedy_infeasible`), a note, not measured; ``own``: the
-    baseline's own (``name (why)``), one note. ``budget_s``: no candidate after the baseline starts once this many
+    note on the baseline's own (:func:`~surrobench.analysis.feasibility.without_baseline_own`). ``budget_s``: no candidate after the baseline starts once this many
     seconds have passed (those left are named in a note); the two verifying loads run after it. A verified capacity
     outside :data:`PREDICTION_NOTE_RATIO` of its prediction is a note. A candidate that raises (SystemExit too) is
     recorded failed, its accuracy the :func:`~surrobench.execution.failures.explain_failure` line; a failed baseline
@@ -115,7 +115,7 @@ def capacity_search(
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
     candidates: list[CapacityCandidate] = []
     skipped = []  # remedies past the budget
-    notes = listed("not tried, the baseline's own settings", list(own))  # then the infeasible, with the reason
+    notes = list(own or ())  # then the infeasible, with the reason
     asked = dict(workload=workload or {}, target_p99_ms=target_p99_ms, tolerance=tolerance)
     out = CapacityOptimization(**asked, candidates=(), top="baseline", recipe="baseline", search_s=0.0)
 
@@ -261,8 +261,7 @@ def optimize_capacity(
     names = remedy_names(only, cfg.device, thorough=thorough)
     pool = candidate_remedies(cfg.device, thorough=thorough, precision=cfg.precision)
     remedies = [r for r in pool if cfg.device in r.devices and (names is None or r.name in names)]
-    own = tuple(f"{r.name} ({why})" for r in remedies if (why := baseline_own(r, cfg)))  # as latency optimize
-    remedies = [r for r in remedies if not baseline_own(r, cfg)]
+    remedies, own = without_baseline_own(remedies, cfg)  # as latency optimize
     top_batch = max(p.max_batch for p in request.policies)
 
     @functools.cache

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from surrobench.analysis.feasibility import baseline_own
+from surrobench.analysis.feasibility import without_baseline_own
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
@@ -62,8 +62,7 @@ def optimize_config(
     search.on_judged = lambda: on_progress(_partial(search, started))
     remedies = candidate_remedies(cfg.device, thorough=request.thorough, precision=cfg.precision)
     remedies = [r for r in remedies if request.only is None or r.name in request.only]
-    search.own = [f"{r.name} ({why})" for r in remedies if (why := baseline_own(r, cfg))]  # no candidates
-    remedies = [r for r in remedies if not baseline_own(r, cfg)]
+    remedies, search.own = without_baseline_own(remedies, cfg)
     with room_for_compiled_variants():
         try:
             search.run(remedies)
@@ -199,7 +198,7 @@ def _notes(search: Search) -> tuple[str, ...]:
     bench: DeviceBench = search.bench
     request, probe = bench.request, bench.probe
     notes = [f"rounds of {bench.warmup} warm-up + {bench.iters} timed calls, {request.rounds} rounds per measurement"]
-    notes += listed("not tried, the baseline's own settings", search.own)
+    notes += search.own
     if probe.ffts:
         notes.append(f"the forward runs FFTs at {probe.fft_text()}")
     if probe.syncs:

@@ -30,8 +30,8 @@ Singles = list[tuple[Remedy, CandidateResult]]
 @dataclass
 class Search(Trials):
     """:meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty: nothing recommended) with its handle and
-    speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did not hold); ``own``: the remedies left out as
-    the baseline's own settings, each ``name (why)``."""
+    speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did not hold); ``own``: the note naming the remedies
+    left out as the baseline's own settings (:func:`~surrobench.analysis.feasibility.without_baseline_own`)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     own: list[str] = field(default_factory=list)
