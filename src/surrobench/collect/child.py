@@ -299,12 +299,18 @@ def spawn(
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            return _failure("error", TimeoutError(f"profiling child ran over {CHILD_TIMEOUT_S:.0f} s"))
-        if proc.returncode == 0 and result_path.is_file():
-            return json.loads(result_path.read_text())
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
-        last = lines[-1] if lines else "no output"
-        return _failure("error", RuntimeError(f"profiling child exited with {proc.returncode}: {last}"))
+            return child_result(result_path, None, "")
+        return child_result(result_path, proc.returncode, proc.stderr)
+
+
+def child_result(result_path: Path, returncode: int | None, stderr: str) -> dict:
+    """The child's result at ``result_path``, else an ``error`` one: ``returncode`` (None: timed out), stderr's end."""
+    if returncode is None:
+        return _failure("error", TimeoutError(f"profiling child ran over {CHILD_TIMEOUT_S:.0f} s"))
+    if returncode == 0 and result_path.is_file():
+        return json.loads(result_path.read_text())
+    last = ([line for line in stderr.splitlines() if line.strip()] or ["no output"])[-1]
+    return _failure("error", RuntimeError(f"profiling child exited with {returncode}: {last}"))
 
 
 if __name__ == "__main__":

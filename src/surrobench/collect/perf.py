@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv
+from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv, child_result
 from surrobench.collect.perf_parse import PERF_EVENTS, CounterSummary, PerfAccess, parse_flamegraph_svg, perf_access
 from surrobench.collect.perf_parse import parse_perf_report, parse_stat_csv, permission_reason, summarize_counters
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -187,13 +187,7 @@ def run_windowed(
     os.close(ctl_fd)
     os.close(ack_fd)
     text = stderr_path.read_text()
-    if timed_out:
-        child = _failure("error", TimeoutError(f"child ran over {CHILD_TIMEOUT_S:.0f} s"))
-    elif result_path.is_file():
-        child = json.loads(result_path.read_text())
-    else:
-        last = ([line for line in text.splitlines() if line.strip()] or ["no output"])[-1]
-        child = _failure("error", RuntimeError(f"child exited with {proc.returncode}: {last}"))
+    child = child_result(result_path, None if timed_out else proc.returncode, text)
     child["warnings"] = [*child.get("warnings", []), *errors]
     window_ms = (times["disable"] - times["enable"]) * 1e3 if len(times) == 2 else None
     return Windowed(child, window_ms, elapsed_ms, text)
