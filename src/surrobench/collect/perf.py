@@ -8,6 +8,7 @@ without ``--control`` (< 5.9) counts the whole child and says so. A missing tool
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -75,14 +76,23 @@ class Tools:
 
 
 class _PerfControl:
-    """This process's side of perf's control FIFOs: send ``enable``/``disable``, wait for ``ack``."""
+    """A pair of FIFOs of perf's control protocol, ``<name>-ctl`` and ``<name>-ack`` made in ``folder``, held open
+    until the ``with`` block ends: perf's (this process sends ``enable``/``disable`` and waits for ``ack``) or the
+    child's (``--control-fifo``: it sends, :func:`run_windowed` answers)."""
 
-    def __init__(self, folder: Path):
-        self.ctl, self.ack = folder / "perf-ctl", folder / "perf-ack"
+    def __init__(self, folder: Path, name: str = "perf"):
+        self.ctl, self.ack = folder / f"{name}-ctl", folder / f"{name}-ack"
         os.mkfifo(self.ctl)
         os.mkfifo(self.ack)
         # O_RDWR: opening never blocks on a peer that has not started yet
-        self._ctl_fd, self._ack_fd = os.open(self.ctl, os.O_RDWR), os.open(self.ack, os.O_RDWR)
+        self.ctl_fd, self.ack_fd = os.open(self.ctl, os.O_RDWR), os.open(self.ack, os.O_RDWR)
+
+    def __enter__(self) -> _PerfControl:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.close(self.ctl_fd)
+        os.close(self.ack_fd)
 
     def option(self) -> str:
         return f"--control=fifo:{self.ctl},{self.ack}"
@@ -94,14 +104,10 @@ class _PerfControl:
         self._send("disable")
 
     def _send(self, command: str) -> None:
-        os.write(self._ctl_fd, f"{command}\n".encode())
-        if not select.select([self._ack_fd], [], [], _ACK_TIMEOUT_S)[0]:
+        os.write(self.ctl_fd, f"{command}\n".encode())
+        if not select.select([self.ack_fd], [], [], _ACK_TIMEOUT_S)[0]:
             raise RuntimeError(f"perf did not acknowledge {command!r} within {_ACK_TIMEOUT_S:.0f} s")
-        os.read(self._ack_fd, 64)
-
-    def close(self) -> None:
-        os.close(self._ctl_fd)
-        os.close(self._ack_fd)
+        os.read(self.ack_fd, 64)
 
 
 class _PySpy:
@@ -160,32 +166,27 @@ def run_windowed(
     :data:`~surrobench.collect.child.CHILD_TIMEOUT_S`."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
     config_path.write_text(json.dumps(cfg.to_json()))
-    ctl, ack = folder / "child-ctl", folder / "child-ack"
-    os.mkfifo(ctl)
-    os.mkfifo(ack)
-    ctl_fd, ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
-    argv = prefix + child_argv(config_path, result_path, plan, profiler="none", control_fifo=(ctl, ack))
     errors: list[str] = []
     times: dict[str, float] = {}
     started = time.perf_counter()
-    with open(stderr_path, "w") as stderr:
+    with open(stderr_path, "w") as stderr, _PerfControl(folder, "child") as fifos:
+        control_fifo = (fifos.ctl, fifos.ack)
+        argv = prefix + child_argv(config_path, result_path, plan, profiler="none", control_fifo=control_fifo)
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
         deadline, pending = time.monotonic() + CHILD_TIMEOUT_S, b""
         while proc.poll() is None and time.monotonic() < deadline:
-            if not select.select([ctl_fd], [], [], _POLL_S)[0]:
+            if not select.select([fifos.ctl_fd], [], [], _POLL_S)[0]:
                 continue
-            pending += os.read(ctl_fd, 256)
+            pending += os.read(fifos.ctl_fd, 256)
             while b"\n" in pending:
                 command, pending = pending.split(b"\n", 1)
                 _relay(command.decode().strip(), tools, proc.pid, times, errors)
-                os.write(ack_fd, b"ack\n")
+                os.write(fifos.ack_fd, b"ack\n")
         timed_out = proc.poll() is None
         if timed_out:
             proc.kill()
             proc.wait()
     elapsed_ms = (time.perf_counter() - started) * 1e3
-    os.close(ctl_fd)
-    os.close(ack_fd)
     text = stderr_path.read_text()
     child = child_result(result_path, None if timed_out else proc.returncode, text)
     child["warnings"] = [*child.get("warnings", []), *errors]
@@ -217,11 +218,8 @@ def count_config(
     out = folder / "stat.csv"
     prefix = [tools.perf, "stat", "-x,", "-o", str(out), "-e", ",".join(PERF_EVENTS)]
     prefix += ["--delay=-1", control.option()] if control else []
-    try:
+    with control or contextlib.nullcontext():
         run = run_windowed([*prefix, "--"], cfg, plan, folder, [control] if control else [])
-    finally:
-        if control:
-            control.close()
     reason = permission_reason(run.stderr, access)
     if reason is not None or not out.is_file():
         reason = reason or f"perf stat wrote no counters: {run.stderr.strip()[-200:]}"
@@ -243,11 +241,8 @@ def sample_config(
         samplers += [control] if control else []
     if tools.py_spy:
         samplers.append(_PySpy(tools.py_spy, svg))
-    try:
+    with control or contextlib.nullcontext():
         run = run_windowed(prefix, cfg, plan, folder, samplers)
-    finally:
-        if control:
-            control.close()
     spots: list[HostHotspot] = []
     if svg.is_file():
         try:
