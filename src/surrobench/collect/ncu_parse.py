@@ -19,6 +19,7 @@ import io
 import re
 
 from surrobench.records.counters import TENSOR_SOURCES, CounterProblem, KernelCounters
+from surrobench.records.stats import number_or_none
 
 #: Field of :class:`KernelCounters` -> ncu metric, read as a number; ``_PCT`` ones are divided by 100.
 _METRICS = {
@@ -86,19 +87,9 @@ def parse_raw_csv(text: str) -> tuple[KernelCounters, ...]:
     return tuple(_launch(row, col) for row in launches)
 
 
-def _number(text: str) -> float | None:
-    text = text.strip().replace(",", "")
-    if not text or text.lower() in ("n/a", "nan"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
 def _launch(row: list[str], col: dict[str, int]) -> KernelCounters:
     def metric(name: str) -> float | None:
-        return _number(row[col[name]]) if name in col else None
+        return number_or_none(row[col[name]].replace(",", "")) if name in col else None
 
     values: dict = {}
     for field_name, name in _METRICS.items():
@@ -120,7 +111,7 @@ def _launch(row: list[str], col: dict[str, int]) -> KernelCounters:
     values["occupancy_limiter"] = min(limits, key=limits.get) if limits else None
     tensor = {src: metric(_TENSOR.format(src)) for src in TENSOR_SOURCES}
     values["tensor_ops"] = {k: v for k, v in tensor.items() if v}
-    return KernelCounters(launch=int(_number(row[col["ID"]]) or 0), name=row[col["Kernel Name"]], **values)
+    return KernelCounters(launch=int(metric("ID") or 0), name=row[col["Kernel Name"]], **values)
 
 
 #: ncu's messages that mean no counters can be read, as ncu 2025.3 prints them, most specific first.

@@ -77,6 +77,16 @@ def ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
+def number_or_none(text: str) -> float | None:
+    """A number written as text (``"250"``, ``"1.5e3"``, blanks around it allowed); None for any other text, NaN and
+    infinity. Read so: a Kineto time (:mod:`surrobench.trace.kineto_events`), an ncu metric (``collect.ncu_parse``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
+
+
 def bootstrap_ci(x: np.ndarray, *, rounds: int = 1) -> tuple[float, float]:
     """Percentile-bootstrap 95% confidence interval (Efron & Tibshirani 1993, ch. 13; :data:`BOOTSTRAP_RESAMPLES`
     resamples) of the median of the 1-D sample ``x``.

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
+from surrobench.records.stats import number_or_none
 from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilder, name_text
 
 _TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
@@ -101,7 +102,7 @@ class EventConverter:
         if kinds <= _NUMBER_TYPES:
             return _times_ns(values)
         if str in kinds:
-            parsed = [_number_or_none(v) if v.__class__ is str else v for v in values]
+            parsed = [number_or_none(v) if v.__class__ is str else v for v in values]
             self.anomalies["times_as_text"] += sum(v.__class__ is str and p is not None for v, p in zip(values, parsed))
             values = parsed
         if bool in kinds:
@@ -190,15 +191,6 @@ def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
     us = np.where(ok, us, 0.0)
     whole = np.floor(us)
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64), ok
-
-
-def _number_or_none(text: str) -> float | None:
-    """A time written as text as its number (``"250"``, ``"1.5e3"``); None for any other text."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
 
 
 def _int_or_missing(value, bits: int) -> int:
