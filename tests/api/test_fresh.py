@@ -400,7 +400,6 @@ def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budg
             warmup=1,
             iters=10,
             cfg=SimpleNamespace(device=device),
-            _calls=lambda: 1 + 2 * 10,
             _per_call_ms=lambda v: 300.0 / 10,
         )
 

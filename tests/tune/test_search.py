@@ -352,7 +352,8 @@ def test_the_search_keeps_a_quarter_of_the_budget_at_most_for_one_pair_so_the_co
         request=SimpleNamespace(budget_s=180.0, rounds=2, process_pairs=2, rebuildable=True),
         baseline=SimpleNamespace(setup_ms=0.0, rounds=[]),
         cfg=SimpleNamespace(device="cuda"),
-        _calls=lambda: 21,
+        warmup=1,
+        iters=10,
         _per_call_ms=lambda variant: 30.0,
     )
     reserve = lambda setup_ms: DeviceBench.process_reserve_s(device, setup_ms)  # noqa: E731
@@ -545,7 +546,6 @@ def test_the_first_fresh_pair_runs_on_the_time_the_search_kept_for_it(monkeypatc
         request=SimpleNamespace(budget_s=40.0, rounds=6, process_pairs=2, rebuildable=True),
         baseline=SimpleNamespace(setup_ms=10.0, rounds=[]),
         cfg=SimpleNamespace(device="cpu"),
-        _calls=lambda: 370,
         _per_call_ms=lambda variant: 20.0,
         on_phase=lambda text: None,
         warmup=10,

@@ -283,9 +283,6 @@ class DeviceBench:
     def round_s(self) -> float:
         return (self.warmup + self.iters) * self._per_call_ms(self.baseline) / 1e3
 
-    def _calls(self) -> int:
-        return self.warmup + self.request.rounds * self.iters
-
     def _per_call_ms(self, variant: Variant) -> float:
         return float(np.mean(np.concatenate(variant.samples_ms()))) if variant.rounds else ROUND_TARGET_MS / self.iters
 
@@ -296,8 +293,9 @@ class DeviceBench:
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
-        calls = (self._per_call_ms(self.baseline), self._per_call_ms(handle or self.baseline))
-        pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), calls, self._calls(), self.cfg.device)
+        call_ms = (self._per_call_ms(self.baseline), self._per_call_ms(handle or self.baseline))
+        calls = self.warmup + request.rounds * self.iters
+        pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), call_ms, calls, self.cfg.device)
         return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
