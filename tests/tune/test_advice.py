@@ -738,15 +738,24 @@ def test_a_thread_count_timed_on_a_crowded_host_says_so_as_optimize_s_does():
     assert left.verdict == "not-measured" and left.reason.startswith("tried last: 4 threads for 1 free core(s): ")
 
 
-@pytest.mark.parametrize("flags, last", [("fpu sse2 avx2 fma", True), ("fpu avx512f avx512_bf16", False)])
-def test_bf16_is_measured_last_on_a_cpu_without_bf16_units_and_its_clause_says_why(flags, last, tmp_path, monkeypatch):
-    """On a CPU whose flags name no bf16 units (avx512_bf16, amx_bf16: a planted /proc/cpuinfo) bf16 is emulated and
-    slower: optimize and diagnose try it after the other remedies (:meth:`Trials.crowds`), and its measurement, or the
-    clause naming it when the budget leaves it out, says why; a CPU with them keeps its place."""
+@pytest.mark.parametrize(
+    "line, last",
+    [
+        ("flags\t\t: fpu sse2 avx2 fma", True),
+        ("flags\t\t: fpu avx512f avx512_bf16", False),
+        ("Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics asimddp", True),  # aarch64: Neoverse N1
+        ("Features\t: fp asimd atomics sve svebf16 i8mm bf16 dgh rng", False),  # aarch64: Neoverse V1 (Graviton3)
+    ],
+)
+def test_bf16_is_measured_last_on_a_cpu_without_bf16_units_and_its_clause_says_why(line, last, tmp_path, monkeypatch):
+    """On a CPU whose flags name no bf16 units (x86's avx512_bf16, amx_bf16 on its ``flags`` line; ARM's bf16 on its
+    ``Features`` line: a planted /proc/cpuinfo) bf16 is emulated and slower: optimize and diagnose try it after the
+    other remedies (:meth:`Trials.crowds`), and its measurement, or the clause naming it when the budget leaves it
+    out, says why; a CPU with them keeps its place. An ARM host was read as neither before its line was read."""
     from planted_search import planted_search, remedies
 
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: planted\nflags\t\t: {flags}\n")
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: planted\n{line}\n")
     monkeypatch.setattr("surrobench.execution.host_facts.CPUINFO", cpuinfo)
     bench = PlantedBench({"bf16": 0.5, "compile": 1.3})
     bench.device = "cpu"
