@@ -288,8 +288,7 @@ def hot_op(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     each = ms / calls
     shapes = f" on inputs {', '.join(top.input_shapes[:2])}" if top.input_shapes else ""
     summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step"
-    short_us = ev.ops.small_kernel_us or th.cpu_small_call_us  # a device basis's short kernel, a CPU's short call
-    if each * 1e3 < short_us:
+    if each * 1e3 < (short_us := ev.ops.small_kernel_us or th.cpu_small_call_us):
         action = f"call {top.name} fewer times (one call on the operands stacked): {calls:.3g} calls a step, "
         action += f"{each * 1e3:.1f} us each (< {short_us:g} us), are mostly {'dispatch' if ev.on_cpu() else 'launch'}"
     else:
