@@ -290,13 +290,15 @@ def test_optimize_notes_on_a_cpu_name_data_dependent_ops_in_cpu_terms():
     assert "nonzero x24" in notes("cuda") and "host synchronization" in notes("cuda").lower()
 
 
-def _solver_table(lu_share: float) -> OpTable:
-    """A trial's implicit solver step (4 ms of op time): a dense LU factorization (category other) and copies."""
+def _solver_table(lu_share: float, lu_calls: int = 6, shapes: tuple[str, ...] = ()) -> OpTable:
+    """A trial's implicit solver step (4 ms of op time): a dense LU factorization (category other, ``lu_calls`` calls
+    on ``shapes``) and copies."""
     rest = 0.15  # each: under severity_high_fraction, so the LU is the only op that can be named
-    shares = {"aten::linalg_lu_factor_ex": (lu_share, 6), "aten::copy_": (rest, 54), "aten::conv1d": (rest, 4)}
+    shares = {"aten::linalg_lu_factor_ex": (lu_share, lu_calls), "aten::copy_": (rest, 54), "aten::conv1d": (rest, 4)}
     shares["aten::linalg_lu_solve"] = (rest, 6)
     rows = [OpStat(n, categorize(n), c, 0.0, 0.0, s, 4000.0 * s) for n, (s, c) in shares.items()]
-    return OpTable(tuple(sorted(rows, key=lambda o: -o.share)), "cpu", 4000.0, 1, "profiler")
+    rows[0] = replace(rows[0], input_shapes=shapes)
+    return OpTable(tuple(sorted(rows, key=lambda o: -o.share)), "cpu", 4000.0, 1, "profiler", has_shapes=bool(shapes))
 
 
 def test_the_op_holding_the_time_is_named_where_no_finding_names_it():
@@ -314,3 +316,19 @@ def test_the_op_holding_the_time_is_named_where_no_finding_names_it():
     assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=named))}
     comms = tuple(replace(o, name="record_param_comms", category="communication") if o.share > 0.4 else o for o in rows)
     assert "hot_op" not in {f.kind for f in diagnose_config(_evidence(op_table=replace(named, ops=comms)))}  # ranks'
+
+
+@pytest.mark.parametrize("calls, short", [(6, False), (400, True)])
+def test_the_hot_ops_action_reads_its_calls_per_step_and_time_per_call(calls, short):
+    """The hot op's action read the same whatever its calls: now its evidence holds calls per step and ms per call,
+    and calls under ``cpu_small_call_us`` each (400 LU calls of 4.5 us: mostly their dispatch) get "fewer calls",
+    longer ones (6 of 300 us) a cheaper computation on the input shapes the table recorded."""
+    from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+
+    table = _solver_table(0.45, calls, shapes=("[[64, 64]]",))
+    (hot,) = [f for f in diagnose_config(_evidence(op_table=table)) if f.kind == "hot_op"]
+    got = {e.unit: e.value for e in hot.evidence}
+    assert got["calls per step"] == calls and got["ms per call"] == pytest.approx(1.8 / calls)
+    assert (got["ms per call"] * 1e3 < DEFAULT_THRESHOLDS.cpu_small_call_us) is short
+    assert hot.action.startswith("call aten::linalg_lu_factor_ex fewer times") is short
+    assert ("[[64, 64]]" in hot.action) is not short and gpu_words(" ".join(_texts(hot))) == []

@@ -273,7 +273,9 @@ def hot_op(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """The op holding the most op time (self time, as :func:`_op_ms`), at least ``severity_high_fraction`` of it (the
     smallest loss to act on first), of no op family (:func:`family_of`: category other; a collective is left to the
     cross-rank findings): where the step's time is though no family's remedies read it (a trial's
-    ``linalg_lu_factor_ex`` at 45%). Stake: its time; gain unknown, at most its time."""
+    ``linalg_lu_factor_ex`` at 45%). Its action reads its calls per step and ms per call: a call under
+    ``cpu_small_call_us`` (device basis: the table's ``small_kernel_us``) costs mostly its dispatch, so fewer calls;
+    a longer one, its work on its input shapes (where recorded). Stake: its time; gain unknown, at most its time."""
     top = ev.ops.top_op() if ev.op_table is not None else None
     if not ev.step_ms() or top is None or top.share < th.severity_high_fraction or not top.calls:
         return None
@@ -283,14 +285,20 @@ def hot_op(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if (severity := th.severity(ms / ev.step_ms())) is None:
         return None
     calls = top.calls / ev.ops.active_steps
-    summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step, "
-    summary += f"{ms / calls:.3f} ms each"
-    action = f"call {top.name} fewer times or on less data (one call where its operands repeat, its result reused): "
-    action += (
-        f"at most its own {ms:.3f} ms a step to save (an estimate: its time; no op family's remedies read this op)"
-    )
+    each = ms / calls
+    shapes = f" on inputs {', '.join(top.input_shapes[:2])}" if top.input_shapes else ""
+    summary = f"the step's time is in {top.name}: {top.share:.0%} of op time over {calls:.3g} calls a step"
+    if each * 1e3 < (short_us := ev.ops.small_kernel_us or th.cpu_small_call_us):
+        action = f"call {top.name} fewer times (one call on the operands stacked): {calls:.3g} calls a step, "
+        action += f"{each * 1e3:.1f} us each (< {short_us:g} us), are mostly {'dispatch' if ev.on_cpu() else 'launch'}"
+    else:
+        action = f"compute {top.name} a cheaper way: its {each:.3f} ms a call{shapes} is its work, not its call "
+        action += "(a method for this structure or size, smaller operands, its result reused where they repeat)"
+    action += f"; at most its own {ms:.3f} ms a step to save (an estimate: its time; no op family's remedies read it)"
     evidence = (
         Evidence("profiler", f"{top.name}: {top.share:.0%} of op time, {ms:.3f} ms per step", top.share, OP_SHARE),
+        Evidence("profiler", f"{top.name}: {calls:.3g} calls per step", calls, "calls per step"),
+        Evidence("profiler", f"{top.name}: {each:.3f} ms per call{shapes}", each, "ms per call"),
     )
     return Finding("hot_op", severity, summary, evidence + tuple(_time_note(ev)), action, None, ev.label)
 

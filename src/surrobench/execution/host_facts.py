@@ -24,16 +24,17 @@ BUSY_SHARE = 0.25
 MIN_WINDOW_S = 0.2
 #: The kernel's CPU time counters (proc(5)): a ``cpuN`` line per online CPU N, in clock ticks.
 PROC_STAT = Path("/proc/stat")
-#: The kernel's description of each CPU (proc(5)): ``model name``, ``flags`` (x86) lines.
+#: The kernel's description of each CPU (proc(5)): ``model name``, ``flags`` (x86) or ``Features`` (ARM) lines.
 CPUINFO = Path("/proc/cpuinfo")
-#: x86 flags of native bf16 arithmetic (AVX512-BF16, AMX-BF16: Intel's Software Developer's Manual, CPUID leaf 7):
-#: without either, torch's CPU bf16 matmuls and convolutions convert to fp32 and back, slower than fp32.
-BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+#: Flags of native bf16 arithmetic: x86's AVX512-BF16, AMX-BF16 (Intel's Software Developer's Manual, CPUID leaf 7),
+#: ARM's FEAT_BF16 (Linux's Documentation/arch/arm64/elf_hwcaps.rst, HWCAP2_BF16: Neoverse V1/V2, Graviton3); without
+#: one, torch's CPU bf16 matmuls and convolutions convert to fp32 and back, slower than fp32.
+BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
 
 
-def proc_value(key: str, path: Path | None = None) -> str | None:
-    """The value after the colon of the first line of ``path`` (None: :data:`CPUINFO`) that starts with ``key``; None
-    without the file or the line (not Linux; ``flags`` not x86)."""
+def proc_value(key: str | tuple[str, ...], path: Path | None = None) -> str | None:
+    """The value after the colon of the first line of ``path`` (None: :data:`CPUINFO`) that starts with ``key``, or
+    with one of them (``("flags", "Features")``: x86's or ARM's flags); None without the file or the line (not Linux)."""
     try:
         lines = (path or CPUINFO).read_text().splitlines()
     except OSError:

@@ -103,7 +103,7 @@ class Trials:
         free = threads and self.bench.free_cores()
         if free and threads > free:
             return f"tried last: {threads} threads for {free} free core(s)"
-        flags = proc_value("flags") if self.bench.device == "cpu" and "bf16" in recipe.names else None
+        flags = proc_value(("flags", "Features")) if self.bench.device == "cpu" and "bf16" in recipe.names else None
         emulated = flags is not None and not set(BF16_FLAGS) & set(flags.split())
         return f"tried last: this CPU has no bf16 units (no {'/'.join(BF16_FLAGS)} flag)" if emulated else ""
 
