@@ -316,9 +316,8 @@ def relayout(table: OpTable | None) -> bool:
 
 @dataclass(frozen=True)
 class DeviceWords:
-    """One device's phrases: ``device``, ``unit`` (``kernel``/``op call``), ``slow_path``, ``allocator``, ``half_fft``, ``offload``."""
+    """One device's phrases: ``unit`` (``kernel``/``op call``), ``slow_path``, ``allocator``, ``half_fft``, ``offload``."""
 
-    device: str
     unit: str
     slow_path: str
     allocator: str
@@ -327,7 +326,6 @@ class DeviceWords:
 
 
 _CUDA = DeviceWords(
-    "cuda",
     "kernel",
     "extra kernel launches, a cache the larger tensors overflow, non-coalesced access",
     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
@@ -335,7 +333,6 @@ _CUDA = DeviceWords(
     "precompute and cache it, run it on the GPU, or overlap it with the previous step",
 )
 _CPU = DeviceWords(
-    "cpu",
     "op call",
     "a cache level the larger tensors overflow, strided access, more page faults per step",
     "glibc's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ (or preallocated buffers)",

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, gpu_activity, launching_op
+from surrobench.analysis.activity import call_mask, take
 from surrobench.records.kernels import KernelRows, KernelTable, module_path
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize, VIEWS
 from surrobench.trace.model import Timeline
@@ -64,11 +65,7 @@ def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
     names = [tl.name(n) for n in ops.name_id.tolist()]
     parent, _ = _parents(ops)
     owner = launching_op(tl, act.launch)
-    api = tl.api_calls
-    graph = np.zeros(len(act), dtype=bool)
-    if len(api):
-        call = np.array([tl.name(n) in GRAPH_LAUNCH_CALLS for n in api.name_id.tolist()], dtype=bool)
-        graph = (act.launch >= 0) & call[np.maximum(act.launch, 0)]
+    graph = take(call_mask(tl, GRAPH_LAUNCH_CALLS), act.launch, False)  # replayed by a graph launch call
     modules, found = _module_paths(tl, act)
     chains: dict[int, tuple[list[str], bool]] = {}
     dur_us = (act.end_ns - act.start_ns) / 1e3

@@ -142,20 +142,16 @@ class Collectives:
     end_ns: np.ndarray
     issue_ns: np.ndarray
     name_id: np.ndarray
-    rank: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.start_ns.size)
 
 
 def collectives(tl: Timeline, act: GpuActivity) -> Collectives:
     """The collectives of ``tl``: NCCL kernels, else gloo ranges, else outermost c10d ops."""
     if act.is_nccl.any():
         k = act.is_nccl
-        return Collectives("nccl", act.start_ns[k], act.end_ns[k], act.launch_ns[k], act.name_id[k], act.rank[k])
+        return Collectives("nccl", act.start_ns[k], act.end_ns[k], act.launch_ns[k], act.name_id[k])
     rg = tl.ranges.take(tl.name_mask(tl.ranges.name_id, HOST_COLLECTIVE_RANGE.search))
     if len(rg):
-        return Collectives("gloo", rg.start_ns, rg.end_ns, rg.start_ns, rg.name_id, rg.rank)
+        return Collectives("gloo", rg.start_ns, rg.end_ns, rg.start_ns, rg.name_id)
     ops = tl.cpu_ops.take(tl.name_mask(tl.cpu_ops.name_id, HOST_COLLECTIVE_OP.search))
     keep, reach = np.ones(len(ops), dtype=bool), {}  # rows (sorted by start) not inside an earlier one of their thread
     rows = zip(ops.start_ns.tolist(), ops.end_ns.tolist(), ops.rank.tolist(), ops.tid.tolist())
@@ -166,6 +162,6 @@ def collectives(tl: Timeline, act: GpuActivity) -> Collectives:
             reach[(r, t)] = e
     ops = ops.take(keep)
     if len(ops):
-        return Collectives("c10d", ops.start_ns, ops.end_ns, ops.start_ns, ops.name_id, ops.rank)
+        return Collectives("c10d", ops.start_ns, ops.end_ns, ops.start_ns, ops.name_id)
     empty = np.empty(0, dtype=np.int64)
-    return Collectives("", empty, empty, empty, empty.astype(np.int32), empty.astype(np.int32))
+    return Collectives("", empty, empty, empty, empty.astype(np.int32))

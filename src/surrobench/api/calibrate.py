@@ -32,15 +32,14 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
     Raises:
         UsageError: the first offending parameter, with the value given.
     """
-    check_ints(matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
-    for name, value in (("matmul_n", matmul_n), ("copy_mib", copy_mib), ("iters", iters)):
+    sizes = {"matmul_n": matmul_n, "copy_mib": copy_mib}
+    check_ints(**sizes, iters=iters)
+    for name, value in (*sizes.items(), ("iters", iters)):
         if value is not None and value < 1:
             raise UsageError.bad(name, f"{value}: must be a positive integer")
-    low = MIN_SIZES[device]
-    if matmul_n is not None and matmul_n < low["matmul_n"]:
-        raise UsageError.bad("matmul_n", f"{matmul_n}: must be >= {low['matmul_n']} on {device}: {_WHY_MIN}")
-    if copy_mib is not None and copy_mib < low["copy_mib"]:
-        raise UsageError.bad("copy_mib", f"{copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
+    for name, value in sizes.items():
+        if value is not None and value < (low := MIN_SIZES[device][name]):
+            raise UsageError.bad(name, f"{value}: must be >= {low} on {device}: {_WHY_MIN}")
 
 
 class CalibrationRefused(UsageError):

@@ -239,9 +239,8 @@ def diagnose_workload(
             counters=remeasure(report.counters, report.kernel_table, ceilings) if report.counters else None,
         )
         if report.trace_path:
-            timeline = load_trace(report.trace_path)
-            notes.extend(f"{report.label()}: {line}" for line in trace_warnings(timeline))
-            ev = trace_evidence(timeline, **known)
+            ev = trace_evidence(load_trace(report.trace_path), **known)
+            notes.extend(f"{report.label()}: {line}" for line in ev.timeline.warnings)  # trace_warnings, read once
         else:
             ev = ConfigEvidence(**known)
         if passed is not None:  # a cause the profile's own check states (a step off the timed one) is said once
@@ -373,9 +372,8 @@ def _stored_evidence(store: ResultStore, result: ConfigResult, ceilings, warning
     if (kernels := load_kernel_table(store, config_id)) is not None:  # else the trace's (stored before schema 5)
         known["kernel_table"] = kernels
     if trace and Path(trace).exists():
-        timeline = load_trace(trace)
-        warnings.extend(f"{label}: {line}" for line in trace_warnings(timeline))
-        ev = trace_evidence(timeline, **known)
+        ev = trace_evidence(load_trace(trace), **known)
+        warnings.extend(f"{label}: {line}" for line in ev.timeline.warnings)
     else:
         warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
         ev = ConfigEvidence(**known)

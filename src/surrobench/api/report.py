@@ -17,7 +17,7 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import ServeRecord
-from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
+from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, compare_runs
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_kernel_table
 from surrobench.results.optimize_store import optimizations_of_runs
@@ -107,13 +107,12 @@ def build_report(
     serve = [load_serve_run(ref, db) for ref in runs]
     served = tuple(s for s in serve if s is not None)
     runs = [ref for ref, s in zip(runs, serve) if s is None]
+    records = tuple(load_run(ref, db) for ref in runs)
+    ops = [op_times(ref, db, r) for ref, r in zip(runs, records)]  # read once: the comparison's and the tables'
+    comparison = None
     if len(runs) == 2:
         matching = dict(threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields)
-        pair = compare_pair(*runs, db=db, **matching)
-        records, comparison = (pair.base, pair.new), pair.comparison
-    else:
-        records, comparison = tuple(load_run(ref, db) for ref in runs), None
-    ops = [op_times(ref, db, r) for ref, r in zip(runs, records)]
+        comparison = compare_runs(*records, **matching, base_ops=ops[0], new_ops=ops[1])
     by_label = {
         f"{r.run_id[-4:]} {c.label()}": ops_ms[c.key()]
         for r, ops_ms in zip(records, ops)

@@ -39,7 +39,7 @@ def analyze(
     )
     if isinstance(result, RankTraces):
         title = f"cross-rank findings of {len(result.ranks)} rank traces"
-        console.print(rank_traces_rich(result, render_timeline, title, width=console.width))
+        console.print(rank_traces_rich(result, title, width=console.width))
     else:
         console.print(render_timeline(result.timeline))  # the one console: the same piped width as every command
         if result.cross_rank is not None:

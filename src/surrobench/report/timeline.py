@@ -3,10 +3,9 @@ the per-rank table and the ranks' reports and findings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
+from rich.console import Group
 
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.report.escape import cut, rich_escape
@@ -152,18 +151,11 @@ def cross_rank_rich(report: CrossRankReport, width: int | None = None) -> Group:
     return Group(scope, table)
 
 
-def rank_traces_rich(
-    traces: RankTraces,
-    timeline: Callable[[TimelineReport], RenderableType] | None,
-    title: str,
-    width: int | None = None,
-) -> Group:
+def rank_traces_rich(traces: RankTraces, title: str, width: int | None = None) -> Group:
     """The first :data:`MAX_PRINTED_RANKS` ranks' reports, the per-rank table and compact findings."""
-    parts: list = []
-    if timeline is not None:
-        parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]
-        if len(traces.ranks) > MAX_PRINTED_RANKS:
-            parts.append(f"({len(traces.ranks) - MAX_PRINTED_RANKS} more ranks' timeline reports in --json)")
+    parts: list = [render_timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]
+    if len(traces.ranks) > MAX_PRINTED_RANKS:
+        parts.append(f"({len(traces.ranks) - MAX_PRINTED_RANKS} more ranks' timeline reports in --json)")
     if traces.cross_rank is not None:
         parts.append(cross_rank_rich(traces.cross_rank, width))
     parts += findings_renderables(list(traces.findings), title, width, hint=RANK_TRACES_HINT)
