@@ -85,12 +85,14 @@ class _Loop:
         self.trace = ServeTrace(np.empty(0), np.empty(0), np.empty(0))
         self.origin = clock.now()
         self.busy_s = 0.0  # serving or sleeping: not the loop's own time
+        self.woke = 0.0  # the last event slept until: now is never before it (origin + t may round below it)
 
     def now(self) -> float:
-        return self.clock.now() - self.origin
+        return max(self.clock.now() - self.origin, self.woke)
 
     def sleep_until(self, t: float) -> None:
         before = self.clock.now()
+        self.woke = t
         self.clock.sleep_until(self.origin + t)
         self.busy_s += self.clock.now() - before
         self.trace.wake_late_s.append(max(0.0, self.now() - t))
