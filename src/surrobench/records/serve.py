@@ -384,6 +384,19 @@ class ServeRecord(schemas.Plain):
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
 
+    def cut_short_p99_ms(self) -> float | None:
+        """A search cut short (``env.interrupted``, not a fixed-rate run): the P99 target its policies' brackets are
+        judged at (:meth:`PolicyResult.bracket`, :meth:`PolicyResult.capacity_unresolved`); else None."""
+        return self.target_p99_ms if self.env.get("interrupted") and self.find_max is not False else None
+
+    def to_json(self) -> dict:
+        """Its fields and ``best_policy``, each policy's ``capacity_unresolved`` as its headline reads it (judged at
+        :meth:`cut_short_p99_ms` for a search cut short)."""
+        d = super().to_json()
+        for policy, result in zip(d["policies"], self.policies):
+            policy["capacity_unresolved"] = result.capacity_unresolved(self.cut_short_p99_ms())
+        return d
+
     @property
     def best_policy(self) -> ServePolicy | None:
         return best.policy if (best := self.best()) else None

@@ -64,7 +64,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     policy = result.policy.label() if result.policy else ENDPOINT_POLICY
     line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
     c = result.capacity
-    cut = record.env.get("interrupted") and record.find_max is not False  # a search cut short: its bracket so far
+    cut = record.cut_short_p99_ms()  # a search cut short: its bracket so far, judged at its target
     if c is not None and c.infeasible:
         return f"{line}: {c.infeasible}"
     if (ends := result.capacity_offered_rps() if c else result.bracket() if cut else None) is None:
@@ -81,7 +81,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-    if why := result.capacity_unresolved(record.target_p99_ms if cut else None):
+    if why := result.capacity_unresolved(cut):
         line += f"; unresolved within the loads' noise: {why}"
     return line
 
