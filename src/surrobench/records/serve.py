@@ -228,7 +228,8 @@ class UnloadedLatency(schemas.Plain):
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
     and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then a
     saturated load's); ``loop_ms``, the batcher loop's own time per batch there, and ``saturated_ms`` its wall time per
-    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; 0 and None: not measured, as before it);
+    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; None: not measured, nothing charged, as a size
+    past its probe budget, which read ``loop_ms`` 0 before 2026-12-08);
     ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
     the device (empty: not measured, or that gap is ``gap_ms``)."""
 
@@ -236,15 +237,15 @@ class UnloadedLatency(schemas.Plain):
     gap_ms: float
     isolated_ms: tuple[float, ...]
     back_to_back_ms: tuple[float, ...]
-    loop_ms: float = 0.0
+    loop_ms: float | None = None
     idle_ms: tuple[float, ...] = ()
     saturated_ms: float | None = None
 
     @property
     def loaded_excess_ms(self) -> float:
-        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms``."""
+        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms`` (or 0)."""
         mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
-        return self.loop_ms if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
+        return (self.loop_ms or 0.0) if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:

@@ -111,7 +111,7 @@ def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[
     for u in record.unloaded:
         ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms, u.saturated_ms)
         counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
-        unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
+        unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", fmt(u.loop_ms), counts])
     out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded)] if unloaded else []
     for result in (r for r in record.policies if r.points or every):
         out.append((policy_title(record, result), COLUMNS, [point_cells(p) for p in result.points]))
