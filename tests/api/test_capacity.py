@@ -664,8 +664,8 @@ def test_ctrl_c_in_the_saturated_probe_keeps_the_unloaded_samples_and_an_unprobe
     record = _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
     assert [u.saturated_ms is None for u in record.unloaded] == [False, True]
     assert [u.loop_ms is None for u in record.unloaded] == [False, True]
-    (note,) = [n for n in record.notes if n.startswith(serve_module.UNPROBED)]
-    assert note.endswith(": 2") and not any(n.startswith(serve_module.UNFILLED) for n in record.notes)
+    (note,) = [n for n in record.notes if n.startswith("batch sizes with no saturated cycle")]
+    assert note.endswith(": 2") and "loop ms -: their loop time not charged" in note  # the sizes named
     assert [row[7] == "-" for row in sections(record)[0][2]] == [False, True]  # the loop ms column
 
 

@@ -50,9 +50,6 @@ from surrobench.records.run import GRAD_MODE_KEY, created_now
 
 #: Where an endpoint's search starts: this fraction of its throughput bound, 1 / its back-to-back median.
 START_FRACTION = 0.5
-#: The notes naming the sizes the saturated probe left without a cycle: not probed (``loop_ms`` None), or none full.
-UNPROBED = f"batch sizes past the {UNLOADED_BUDGET_S:g} s probe budget, not probed: their loop time not charged"
-UNFILLED = "batch sizes whose saturated probe filled no batch (loaded ms -): the loop's own time charged"
 __all__ = ["MAX_SEARCH_STEPS", "SEARCH_TOLERANCE", "find_capacity", "serve", "serve_policy", "serve_request"]
 
 
@@ -578,10 +575,10 @@ def serve(
                             if request.find_max and not infeasible_reason(unloaded, request.target_p99_ms):
                                 probed = saturated_cycles(service, {k: unloaded[k] for k in missing})
                                 _add_unloaded(progress, unloaded, probed)
-                                unprobed = [str(k) for k in missing if probed[k].loop_ms is None]
-                                unfilled = [str(k) for k in missing if probed[k].saturated_ms is None]
-                                model_notes += tuple(listed(UNPROBED, unprobed))
-                                model_notes += tuple(listed(UNFILLED, [k for k in unfilled if k not in unprobed]))
+                                unprobed = [str(k) for k in missing if probed[k].saturated_ms is None]
+                                why = f"past the {UNLOADED_BUDGET_S:g} s probe budget, loop ms -: their loop time not "
+                                why += "charged; no batch full: the loop's own time charged"
+                                model_notes += tuple(listed(f"batch sizes with no saturated cycle ({why})", unprobed))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}
                         workload.update(shapes, service_ms=service_ms, grad_mode=prepared.grad_mode)

@@ -243,7 +243,7 @@ class UnloadedLatency(schemas.Plain):
 
     @property
     def loaded_excess_ms(self) -> float:
-        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms`` (or 0)."""
+        """``saturated_ms`` less the back-to-back mean, at least 0 (draws then add up to it); else ``loop_ms`` or 0."""
         mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
         return (self.loop_ms or 0.0) if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
@@ -386,13 +386,11 @@ class ServeRecord(schemas.Plain):
         return reasons[0] if reasons and all(reasons) else None
 
     def cut_short_p99_ms(self) -> float | None:
-        """A search cut short (``env.interrupted``, not a fixed-rate run): the P99 target its policies' brackets are
-        judged at (:meth:`PolicyResult.bracket`, :meth:`PolicyResult.capacity_unresolved`); else None."""
+        """The P99 target a search cut short (``env.interrupted``, not fixed rates) judges its bracket at, else None."""
         return self.target_p99_ms if self.env.get("interrupted") and self.find_max is not False else None
 
     def to_json(self) -> dict:
-        """Its fields and ``best_policy``, each policy's ``capacity_unresolved`` as its headline reads it (judged at
-        :meth:`cut_short_p99_ms` for a search cut short)."""
+        """As stored: each policy's ``capacity_unresolved`` judged as its headline is, at :meth:`cut_short_p99_ms`."""
         d = super().to_json()
         for policy, result in zip(d["policies"], self.policies):
             policy["capacity_unresolved"] = result.capacity_unresolved(self.cut_short_p99_ms())
