@@ -228,8 +228,7 @@ class UnloadedLatency(schemas.Plain):
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
     and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then a
     saturated load's); ``loop_ms``, the batcher loop's own time per batch there, and ``saturated_ms`` its wall time per
-    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; None: not measured, nothing charged, as a size
-    past its probe budget, which read ``loop_ms`` 0 before 2026-12-08);
+    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; None: not measured, nothing charged);
     ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
     the device (empty: not measured, or that gap is ``gap_ms``)."""
 
