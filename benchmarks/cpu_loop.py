@@ -85,7 +85,8 @@ def capacity_row(p99_ms: float, before: bool) -> None:
     c = record.policies[0].capacity
     row = dict(before=before, p99_ms=p99_ms, predicted=round(c.predicted_rps), capacity=round(c.capacity_rps))
     row |= dict(failing=round(c.failing_rps) if c.failing_rps else None, load=round(os.getloadavg()[0], 2))
-    row |= dict(loop_ms={u.batch: round(u.loop_ms, 4) for u in record.unloaded}, probe_cpu=calib, load_cpu=loads)
+    row |= dict(loop_ms={u.batch: u.loop_ms and round(u.loop_ms, 4) for u in record.unloaded}, probe_cpu=calib)
+    row |= dict(load_cpu=loads)
     row |= dict(saturated_ms={u.batch: u.saturated_ms and round(u.saturated_ms, 4) for u in record.unloaded})
     print(json.dumps(row | dict(wall_s=round(time.time() - began, 1))), flush=True)
 

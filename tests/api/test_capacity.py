@@ -41,7 +41,7 @@ from surrobench.records.serve import (
     serve_from_json,
 )
 from surrobench.report.optimize import capacity_lines
-from surrobench.report.serve_tables import COLUMNS, point_cells
+from surrobench.report.serve_tables import COLUMNS, point_cells, sections
 from surrobench.results.store import ResultStore
 
 
@@ -271,11 +271,15 @@ def test_the_saturated_probe_counts_full_batches_only_within_its_budget():
     big = UnloadedLatency(1024, 1.0, (0.1,) * 10, (0.1,) * 10)
     (got,) = saturated_cycles(service, {1024: big}, clock).values()
     assert got.saturated_ms is None and got.back_to_back_ms == big.back_to_back_ms and got.loop_ms >= 0.0
-    # a budget of 0.5 s: size 1's probe (0.4 s) runs, size 2's (0.4 s more) is left as it was
+    # a budget of 0.5 s: size 1's probe (0.4 s) runs, size 2's (0.4 s more) is left as it was: its loop time not
+    # measured (None, in the JSON null; it read 0 ms, as if measured) and charged nothing; an old record's 0 reads
     small = {k: UnloadedLatency(k, 1.0, (0.1,) * 10, (0.1,) * 10) for k in (1, 2)}
     clock.t = 0.0  # a fresh probe's clock
     probed = saturated_cycles(service, small, clock, budget_s=0.5)
     assert probed[1].saturated_ms == pytest.approx(0.1) and probed[2] == small[2]
+    assert probed[1].loop_ms is not None and probed[2].loop_ms is None and probed[2].loaded_excess_ms == 0.0
+    assert probed[2].to_json()["loop_ms"] is None and UnloadedLatency.from_json(probed[2].to_json()) == probed[2]
+    assert UnloadedLatency.from_json({**probed[2].to_json(), "loop_ms": 0.0}).loop_ms == 0.0
 
 
 def test_a_warm_up_is_spread_over_every_batch_size_not_charged_to_the_first():
@@ -652,15 +656,17 @@ def test_ctrl_c_in_the_saturated_probe_keeps_the_unloaded_samples_and_an_unprobe
         _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
     assert [u.batch for u in cut.value.partial.unloaded] == [1, 2]
     assert [u.saturated_ms for u in cut.value.partial.unloaded] == [None, None]
-    # a probe budget that fits size 1 only: size 2 is named in a note, its cycle not measured
+    # a probe budget that fits size 1 only: size 2 is named in a note, its cycle and loop time not measured ("-")
     monkeypatch.setattr(serve_module, "saturated_cycles", lambda s, u: saturated_cycles(s, u, budget_s=0.5))
     monkeypatch.setattr(
         serve_module, "find_capacity", lambda measure, target, *a, **k: (Capacity(target, 0, None, ()), [])
     )
     record = _tiny(find_max=True, p99_ms=1000.0, max_batch=2)
     assert [u.saturated_ms is None for u in record.unloaded] == [False, True]
+    assert [u.loop_ms is None for u in record.unloaded] == [False, True]
     (note,) = [n for n in record.notes if n.startswith("batch sizes with no saturated cycle")]
-    assert note.endswith(": 2")  # the sizes named
+    assert note.endswith(": 2") and "loop ms -: their loop time not charged" in note  # the sizes named
+    assert [row[7] == "-" for row in sections(record)[0][2]] == [False, True]  # the loop ms column
 
 
 def test_serve_warns_of_a_busy_host(monkeypatch):

@@ -740,6 +740,11 @@ def test_a_search_cut_short_whose_passing_load_offered_more_says_so_as_a_finishe
     title = policy_title(record, cut)
     assert "cut short, capacity in [124.5, 124.1) rps" in title
     assert title.endswith("; unresolved within the loads' noise: the passing load offered no less than the failing one")
+    doc = json.loads(json.dumps(record.to_json()))  # the JSON carries the fact the headline reads (it was null)
+    assert doc["policies"][0]["capacity_unresolved"] == "the passing load offered no less than the failing one"
+    doc["policies"][0]["capacity_unresolved"] = None  # as written before: derived, ignored on read
+    assert serve_from_json(doc) == record and policy_title(serve_from_json(doc), cut) == title
+    assert replace(record, env={}).to_json()["policies"][0]["capacity_unresolved"] is None  # fixed rates: no bracket
     held = replace(cut, points=(cut.points[0], replace(cut.points[1], offered_rps=130.0)))
     why = held.capacity_unresolved(35.0)  # resolved by rates, within the noise of its P99 at 35 ms
     assert "offered no less" not in why and "interval at 124 rps offered holds the target" in why

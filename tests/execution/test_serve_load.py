@@ -226,3 +226,26 @@ def test_rates_in_prose_never_take_an_exponent():
         "2.9 rps",
         "0.25 rps",
     ]
+
+
+def test_a_virtual_clock_started_far_from_zero_serves_as_one_started_at_zero():
+    """At 1e9 s a float's step is 1.2e-7 s: an arrival slept until rounded below itself, and the loop slept to it
+    again forever (a planted hang, cut here by an alarm so the test fails instead)."""
+    import signal
+
+    def hung(*_):
+        raise TimeoutError("the batcher loop did not advance")
+
+    arrivals, traces = poisson_arrivals(500.0, 1.0, seed=0), []
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        for start in (0.0, 1e9):
+            clock = VirtualClock(start=start)
+            traces.append(serve_open_loop(arrivals, planted(clock, lambda k: 1.0), ServePolicy(4, 2.0), clock))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    near, far = traces
+    assert not np.isnan(far.completion_s).any() and far.batch_size == near.batch_size
+    assert far.completion_s == pytest.approx(near.completion_s, abs=1e-6)

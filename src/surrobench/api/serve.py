@@ -576,8 +576,8 @@ def serve(
                                 probed = saturated_cycles(service, {k: unloaded[k] for k in missing})
                                 _add_unloaded(progress, unloaded, probed)
                                 unprobed = [str(k) for k in missing if probed[k].saturated_ms is None]
-                                why = f"past the {UNLOADED_BUDGET_S:g} s probe budget: nothing charged; "
-                                why += "no batch full: the loop's own time"
+                                why = f"past the {UNLOADED_BUDGET_S:g} s probe budget, loop ms -: their loop time not "
+                                why += "charged; no batch full: the loop's own time charged"
                                 model_notes += tuple(listed(f"batch sizes with no saturated cycle ({why})", unprobed))
                         service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
                         shapes = {"request_shape": list(info.request_shape), "request_inputs": inputs_json(info.inputs)}

@@ -85,12 +85,14 @@ class _Loop:
         self.trace = ServeTrace(np.empty(0), np.empty(0), np.empty(0))
         self.origin = clock.now()
         self.busy_s = 0.0  # serving or sleeping: not the loop's own time
+        self.woke = 0.0  # the last event slept until: now is never before it (origin + t may round below it)
 
     def now(self) -> float:
-        return self.clock.now() - self.origin
+        return max(self.clock.now() - self.origin, self.woke)
 
     def sleep_until(self, t: float) -> None:
         before = self.clock.now()
+        self.woke = t
         self.clock.sleep_until(self.origin + t)
         self.busy_s += self.clock.now() - before
         self.trace.wake_late_s.append(max(0.0, self.now() - t))
@@ -237,7 +239,7 @@ def saturated_cycles(
     for k, u in unloaded.items():
         duration_s = max(SATURATED_S, 4 / 3 * MIN_UNLOADED_SAMPLES * u.back_to_back_p50_ms / 1e3)
         rate = min(OVER_OFFER * k * 1e3 / max(u.back_to_back_p50_ms, 1e-6), MAX_ARRIVALS_PER_LOAD / duration_s)
-        if (budget_s := budget_s - duration_s) < 0:  # this and the rest unprobed: charged as an old record (loop_ms)
+        if (budget_s := budget_s - duration_s) < 0:  # this and the rest unprobed: loop_ms None, nothing charged
             break
         trace = serve_open_loop(poisson_arrivals(rate, duration_s, k), service, ServePolicy(k, 0.0), clock, 0.0)
         first = min(bisect.bisect_left(trace.batch_start_s, duration_s / 4), len(trace.batch_size) - 1)

@@ -55,7 +55,8 @@ RANK_TRACES = "surrobench/rank-traces-v4"
 #: ``completed``, ``slo_attainment`` and ``errors``; later serve-v2 also each load point's ``offered_interval_rps``
 #: and the record's ``find_max`` (absent: null), ``max_ms``, ``mean_ms`` null where none completed, the workload's
 #: ``request_inputs`` (absent: the asked shape names it), each policy's derived ``capacity_offered_rps`` and
-#: ``capacity_unresolved`` (ignored on read); each unloaded size's ``saturated_ms`` (absent: null). serve-v1 reads.
+#: ``capacity_unresolved`` (ignored on read); each unloaded size's ``saturated_ms`` (absent: null), its ``loop_ms``
+#: null where not measured (absent: null; 0 before 2026-12-08). serve-v1 reads.
 SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.

@@ -228,7 +228,7 @@ class UnloadedLatency(schemas.Plain):
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
     and ``back_to_back`` batches, each started as the previous one ended (as under load: short runs, then a
     saturated load's); ``loop_ms``, the batcher loop's own time per batch there, and ``saturated_ms`` its wall time per
-    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; 0 and None: not measured, as before it);
+    full batch (:func:`surrobench.execution.batcher.saturated_cycles`; None: not measured, nothing charged);
     ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
     the device (empty: not measured, or that gap is ``gap_ms``)."""
 
@@ -236,15 +236,15 @@ class UnloadedLatency(schemas.Plain):
     gap_ms: float
     isolated_ms: tuple[float, ...]
     back_to_back_ms: tuple[float, ...]
-    loop_ms: float = 0.0
+    loop_ms: float | None = None
     idle_ms: tuple[float, ...] = ()
     saturated_ms: float | None = None
 
     @property
     def loaded_excess_ms(self) -> float:
-        """``saturated_ms`` less the back-to-back mean, at least 0 (the draws then add up to it); else ``loop_ms``."""
+        """``saturated_ms`` less the back-to-back mean, at least 0 (draws then add up to it); else ``loop_ms`` or 0."""
         mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
-        return self.loop_ms if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
+        return (self.loop_ms or 0.0) if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:
@@ -383,6 +383,17 @@ class ServeRecord(schemas.Plain):
         """Why no rate meets the target, when every policy was answered without a search (else None)."""
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
+
+    def cut_short_p99_ms(self) -> float | None:
+        """The P99 target a search cut short (``env.interrupted``, not fixed rates) judges its bracket at, else None."""
+        return self.target_p99_ms if self.env.get("interrupted") and self.find_max is not False else None
+
+    def to_json(self) -> dict:
+        """As stored: each policy's ``capacity_unresolved`` judged as its headline is, at :meth:`cut_short_p99_ms`."""
+        d = super().to_json()
+        for policy, result in zip(d["policies"], self.policies):
+            policy["capacity_unresolved"] = result.capacity_unresolved(self.cut_short_p99_ms())
+        return d
 
     @property
     def best_policy(self) -> ServePolicy | None:

@@ -64,7 +64,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     policy = result.policy.label() if result.policy else ENDPOINT_POLICY
     line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
     c = result.capacity
-    cut = record.env.get("interrupted") and record.find_max is not False  # a search cut short: its bracket so far
+    cut = record.cut_short_p99_ms()  # a search cut short: its bracket so far, judged at its target
     if c is not None and c.infeasible:
         return f"{line}: {c.infeasible}"
     if (ends := result.capacity_offered_rps() if c else result.bracket() if cut else None) is None:
@@ -81,7 +81,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
             line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
-    if why := result.capacity_unresolved(record.target_p99_ms if cut else None):
+    if why := result.capacity_unresolved(cut):
         line += f"; unresolved within the loads' noise: {why}"
     return line
 
@@ -111,7 +111,7 @@ def sections(record: ServeRecord, every: bool = False) -> list[tuple[str, tuple[
     for u in record.unloaded:
         ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms, u.saturated_ms)
         counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
-        unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
+        unloaded.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", fmt(u.loop_ms), counts])
     out = [(UNLOADED_TITLE, UNLOADED_COLUMNS, unloaded)] if unloaded else []
     for result in (r for r in record.policies if r.points or every):
         out.append((policy_title(record, result), COLUMNS, [point_cells(p) for p in result.points]))
