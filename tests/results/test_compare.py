@@ -175,13 +175,13 @@ def test_compare_runs_json_and_gate():
     new = run("b", [config(fast, size=64), config(slow, size=128), config(fast, size=256)])
     cmp = compare_runs(base, new)
     assert [c.verdict for c in cmp.configs] == ["unchanged", "regressed"]
-    assert cmp.any_regression and cmp.verdict_counts["regressed"] == 1
+    assert gate_failed(cmp) and cmp.verdict_counts["regressed"] == 1
     data = json.loads(json.dumps(cmp.to_json()))
     assert data["schema"] == COMPARE_SCHEMA
     assert data["configs"][1]["median_ratio"]["ratio"] == pytest.approx(1.2, abs=0.01)
     assert [o["input_shape"] for o in data["only_base"]] == [[1, 3, 32, 32]]
     assert [o["input_shape"] for o in data["only_new"]] == [[1, 3, 256, 256]]
-    assert not compare_runs(base, base).any_regression
+    assert not gate_failed(compare_runs(base, base))
 
 
 def test_one_model_file_spelled_two_ways_is_named_when_its_configs_do_not_match():

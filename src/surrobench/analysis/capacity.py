@@ -247,15 +247,14 @@ def no_rate_found(target_p99_ms: float, capacity: Capacity, sparse_rps: float = 
     if capacity.capacity_rps or not steps or steps[-1].p99_ms is None:
         return None
     floor, top = next((s for s in steps if s.rate_rps <= sparse_rps), None), max(s.rate_rps for s in steps)
+    flat = next((f for i in range(1, len(steps) + 1) if (f := flat_tail(steps[:i]))), None)  # read where no floor
+    if floor is None and flat is None:
+        return None
+    above = f"; the rates above, up to {top:.4g} rps, failed too" if top > (floor or flat[0]).rate_rps else ""
     if floor is not None:
         sparse = f"{floor.rate_rps:.4g} rps, sparse enough that nine requests in ten are served alone"
-        above = f"; the rates above, up to {top:.4g} rps, failed too" if top > floor.rate_rps else ""
         return head + f"a load at {sparse}, measured P99 {floor.p99_ms:.3g} ms{above}"
-    flat = next((f for i in range(1, len(steps) + 1) if (f := flat_tail(steps[:i]))), None)
-    if flat is None:
-        return None
     a, b = flat
-    above = f"; the rates above, up to {top:.4g} rps, failed too" if top > a.rate_rps else ""
     return head + (
         f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
         f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's{above}"

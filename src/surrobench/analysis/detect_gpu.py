@@ -23,9 +23,8 @@ def _busy_evidence(ev: ConfigEvidence) -> list[Evidence]:
     f = ev.facts
     text = f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step"
     items = [Evidence("timeline", text, f.busy_share, "fraction")]
-    if ev.result is not None and ev.result.latency_ms is not None:
-        text = f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)"
-        items.append(Evidence("run", text, ev.result.latency_ms.median, "ms"))
+    if (timed := ev.timed_ms) is not None:
+        items.append(Evidence("run", f"step latency {timed:.3f} ms (median, unprofiled)", timed, "ms"))
     return items
 
 

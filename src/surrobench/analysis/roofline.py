@@ -217,14 +217,13 @@ def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, preci
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9
-    ridge = peak / bandwidth
     calls = {op.name: op.calls / table.active_steps for op in table.ops}  # per profiled step
     uncosted = tuple(UncostedOp(n, c.calls, calls.get(n, 0.0)) for n, c in costs.items() if c.calls > calls.get(n, 0))
     times = _op_times_ms(table, costs, {u.name for u in uncosted})
     total = sum(times.values())
     ops = [_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth) for name, ms in times.items() if ms > 0]
     ops.sort(key=lambda o: -o.time_ms)
-    return RooflineReport(ceilings, precision, ridge, tuple(ops), uncosted)
+    return RooflineReport(ceilings, precision, ceilings.ridge_flop_per_byte(precision), tuple(ops), uncosted)
 
 
 @dataclass(frozen=True)

@@ -372,12 +372,9 @@ class Finding(schemas.Plain):
             action = tuple(Clause.from_json(c) for c in d["clauses"])
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
-        return cls(
-            **schemas.plain(d, cls, but=("evidence", "action", "clauses", "measured")),
-            evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
-            action=action or d["action"],
-            measured=tuple(MeasuredRemedy.from_json(m) for m in d.get("measured", ())),
-        )
+        read = {k: v for k, v in d.items() if k != "clauses"}  # the rest by their annotations (Plain.from_json)
+        read["action"] = action or d["action"]
+        return super().from_json(read)
 
 
 #: Kinds whose action cannot work until another kind of the same config is fixed, the root cause ranked first:

@@ -175,11 +175,6 @@ class RunComparison:
         """Number of matched configs per verdict, every verdict listed."""
         return {v: sum(c.verdict == v for c in self.configs) for v in VERDICTS}
 
-    @property
-    def any_regression(self) -> bool:
-        """True when at least one matched config regressed (the ``--fail-on-regression`` gate)."""
-        return any(c.verdict == "regressed" for c in self.configs)
-
     def to_json(self) -> dict:
         """The ``surrobench/compare-v2`` object (:data:`surrobench.records.schemas.COMPARE`); ratios are plain
         fractions (1.05 = 5% slower)."""
@@ -230,7 +225,7 @@ def gate_failed(cmp: RunComparison) -> bool:
             "the 'configs in one run only' table, or {ignore_fields})"
         )
         raise UsageError.bad("gate", f": {detail}", others=("ignore_fields",))
-    return cmp.any_regression
+    return any(c.verdict == "regressed" for c in cmp.configs)
 
 
 OpTables = Mapping[tuple, Mapping[str, float]]

@@ -51,10 +51,9 @@ class Unconfirmed(schemas.Plain):
 
     def note(self) -> str:
         """One line for the report."""
-        lo, hi = self.speedup.ci95
         return (
-            f"not recommended: {self.name} pooled over {self.windows} timing windows reads {self.speedup.median:.2f}x "
-            f"[{lo:.2f}, {hi:.2f}], lower bound not above 1 + {self.speedup.margin_text()}: its wins did not hold "
+            f"not recommended: {self.name} pooled over {self.windows} timing windows reads {self.speedup.text()}, "
+            f"lower bound not above 1 + {self.speedup.margin_text()}: its wins did not hold "
             "across windows (a busy or drifting machine; measure again when it is quieter, or with more rounds)"
         )
 

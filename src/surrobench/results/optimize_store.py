@@ -22,18 +22,13 @@ def add_optimization(store: ResultStore, report: dict) -> None:
     (``CapacityOptimization.to_json()``: no configs, its two serve runs in the run-id columns, ``''`` for a baseline
     not verified); a report stored before under the same id is replaced (optimize stores its report as each
     candidate is judged, marked interrupted until the last write, so a killed search leaves what it judged)."""
-    with store._writing():
-        store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
-        runs = (report["baseline_run_id"] or "", report.get("recipe_run_id", report.get("top_run_id")))
-        head = (report["optimize_id"], report["created"], *runs)
-        store.conn.execute("INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)", (*head, json.dumps(report)))
-        store.conn.executemany(
-            "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (head[0], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
-                for c in report.get("configs", ())
-            ],
-        )
+    runs = (report["baseline_run_id"] or "", report.get("recipe_run_id", report.get("top_run_id")))
+    head = (report["optimize_id"], report["created"], *runs, json.dumps(report))
+    configs = [
+        (c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
+        for c in report.get("configs", ())
+    ]
+    store.replace("optimizations", head, "optimize_configs", configs, key="optimize_id")
 
 
 def _optimization(store: ResultStore, report_json: str) -> dict:

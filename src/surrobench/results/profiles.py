@@ -51,19 +51,12 @@ def add_op_table(
 ) -> None:
     """Store a profiled config's op table (rows in share order) with its profiling summary."""
     summary = (*_values(table, _OP_TABLE + _OP_TABLE_FLAGS), profiled_step_ms, overhead, trace_path)
-    with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (config_id, *summary)
-        )
-        store.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
-        store.conn.executemany(
-            "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (config_id, rank, *_values(op, _OP + _OP_MEMORY), json.dumps(list(op.input_shapes)))
-                + (json.dumps([list(pair) for pair in op.inside]),)
-                for rank, op in enumerate(table.ops)
-            ],
-        )
+    rows = [
+        (rank, *_values(op, _OP + _OP_MEMORY), json.dumps(list(op.input_shapes)))
+        + (json.dumps([list(pair) for pair in op.inside]),)
+        for rank, op in enumerate(table.ops)
+    ]
+    store.replace("op_profiles", (config_id, *summary), "op_stats", rows)
 
 
 def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
@@ -91,16 +84,9 @@ def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
 def add_kernel_table(store: ResultStore, config_id: int, table: KernelTable) -> None:
     """Store a profiled config's kernel table (rows in the table's order, notes as JSON objects)."""
     notes = json.dumps([n.to_json() for n in table.notes])
-    with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO kernel_profiles VALUES (?, ?, ?, ?, ?)",
-            (config_id, table.total_us, table.active_steps, table.source, notes),
-        )
-        store.conn.execute("DELETE FROM kernel_stats WHERE config_id = ?", (config_id,))
-        store.conn.executemany(
-            "INSERT INTO kernel_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(config_id, rank, *_values(k, _KERNEL)) for rank, k in enumerate(table.kernels)],
-        )
+    head = (config_id, table.total_us, table.active_steps, table.source, notes)
+    rows = [(rank, *_values(k, _KERNEL)) for rank, k in enumerate(table.kernels)]
+    store.replace("kernel_profiles", head, "kernel_stats", rows)
 
 
 def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
@@ -134,17 +120,12 @@ def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -
     p, c = counters.problem, counters
     head = (config_id, len(c.kernels), c.passes, c.ncu_wall_s, c.covered_share, json.dumps(list(c.selected)))
     head += (json.dumps(list(c.command)), p.kind if p else None, p.message if p else None)
-    with store._writing():
-        store.conn.execute("INSERT OR REPLACE INTO ncu_captures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", head)
-        store.conn.execute("DELETE FROM ncu_kernels WHERE config_id = ?", (config_id,))
-        store.conn.executemany(
-            "INSERT INTO ncu_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (config_id, i, k.counters.name, k.kernel_class, k.op, k.module, k.bound, k.limiter, k.cause)
-                + (k.counters.duration_ns, k.counters.dram_bytes, k.counters.flops(), json.dumps(k.to_json()))
-                for i, k in enumerate(c.kernels)
-            ],
-        )
+    rows = [
+        (i, k.counters.name, k.kernel_class, k.op, k.module, k.bound, k.limiter, k.cause, k.counters.duration_ns)
+        + (k.counters.dram_bytes, k.counters.flops(), json.dumps(k.to_json()))
+        for i, k in enumerate(c.kernels)
+    ]
+    store.replace("ncu_captures", head, "ncu_kernels", rows)
 
 
 def load_counters(store: ResultStore, config_id: int) -> ConfigCounters | None:
@@ -172,10 +153,7 @@ def load_counters(store: ResultStore, config_id: int) -> ConfigCounters | None:
 def add_roofline(store: ResultStore, config_id: int, roofline: RooflineReport) -> None:
     """Store (or replace) the estimated roofline of the config ``config_id``."""
     row = (config_id, roofline.ceilings.device_name, roofline.precision, roofline.ridge_flop_per_byte)
-    with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO rooflines VALUES (?, ?, ?, ?, ?)", (*row, json.dumps(roofline.to_json()))
-        )
+    store.replace("rooflines", (*row, json.dumps(roofline.to_json())))
 
 
 def load_roofline(store: ResultStore, config_id: int) -> RooflineReport | None:

@@ -37,10 +37,7 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 def _write(store: ResultStore, record: ServeRecord) -> None:
     row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
     row += (best.capacity.capacity_rps, best.capacity.failing_rps) if (best := record.best()) else (None, None)  # asked
-    with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, json.dumps(record.to_json()))
-        )
+    store.replace("serve_runs", (*row, json.dumps(record.to_json())))
 
 
 def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:

@@ -18,6 +18,7 @@ import shutil
 import socket
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -494,6 +495,20 @@ class ResultStore:
             cause = write_failure(exc, self.path)
             text = f"cannot write to results database {self.path!r}: {cause_text(cause, exc)}"
             raise StoreWriteError(text, path=self.path, cause=cause) from None
+
+    def replace(
+        self, table: str, row: tuple, rows_table: str | None = None, rows: Sequence[tuple] = (), key: str = "config_id"
+    ) -> None:
+        """Store ``row`` (every column of ``table``, its key first) over the one of that key, and where ``rows_table``
+        is named, that key's rows there (``key`` its column): those stored deleted, then ``rows`` (each every column
+        after the key), in one transaction (:meth:`_writing`)."""
+        with self._writing():
+            self.conn.execute(f"INSERT OR REPLACE INTO {table} VALUES ({', '.join('?' * len(row))})", row)
+            if rows_table is not None:
+                self.conn.execute(f"DELETE FROM {rows_table} WHERE {key} = ?", (row[0],))
+            if rows:
+                marks = ", ".join("?" * (1 + len(rows[0])))
+                self.conn.executemany(f"INSERT INTO {rows_table} VALUES ({marks})", [(row[0], *r) for r in rows])
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
