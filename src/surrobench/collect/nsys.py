@@ -30,9 +30,8 @@ class NsysRun:
 def run_nsys(output: Path, cmd: list[str]) -> NsysRun:
     """Run ``cmd`` (:func:`nsys_command`'s, writing ``output``) when ``nsys`` exists and check the report; never
     raises for a missing ``nsys``."""
-    shown = " ".join(cmd)
     if shutil.which("nsys") is None:
-        return NsysRun(None, f"nsys is not on PATH; run this where it is: {shown}")
+        return NsysRun(None, f"nsys is not on PATH; run this where it is: {' '.join(cmd)}")
     done = subprocess.run(cmd, capture_output=True, text=True)
     report = next((p for p in (Path(f"{output}{s}") for s in REPORT_SUFFIXES) if p.exists()), None)
     if report is None:
