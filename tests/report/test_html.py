@@ -13,7 +13,7 @@ from surrobench.cli import main
 from surrobench.api.report import Report, build_report
 from surrobench.errors import UsageError
 from surrobench.report.html import report_page
-from surrobench.report.plots import Span
+from surrobench.trace import load_trace
 from surrobench.results.compare import compare_runs
 
 EVIL = "<script>alert(1)</script>"
@@ -47,17 +47,18 @@ def test_one_run_has_table_and_three_plots_and_no_optional_sections():
 
 
 @pytest.fixture(scope="module")
-def full_page() -> str:
-    """The page of two compared runs with an op breakdown and a timeline: every section the tests below read
-    (nine figures: rendered once for the module)."""
+def full_page(tmp_path_factory) -> str:
+    """The page of two compared runs with an op breakdown and a timeline (a kernel and its launch in a profiled
+    step): every section the tests below read (nine figures: rendered once for the module)."""
     base, new = _runs()
+    step = [annotation("ProfilerStep#1", 0, 100), *launch(20, 5, 1, 30, 40)]
     return report_page(
         Report(
             runs=(base, new),
             comparison=compare_runs(base, new),
             op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
-        ),
-        spans=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
+            timeline=load_trace(write(tmp_path_factory.mktemp("trace") / "gpu.json", step)),
+        )
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from conftest import exec_config
 
 from surrobench.analysis.timeline import analyze_timeline
-from surrobench.collect.nsys import nsys_command, run_nsys
+from surrobench.collect.nsys import NsysOptions, nsys_command, run_nsys
 from surrobench.errors import UsageError
 from surrobench.trace import load_trace
 from surrobench.trace.model import CopyKind, HostMemory
@@ -120,12 +121,15 @@ def test_sqlite_that_is_not_nsys_and_report_without_nsys(tmp_path, monkeypatch):
 
 
 def test_nsys_command_follows_the_source_text(tmp_path, monkeypatch):
-    cmd = nsys_command(tmp_path / "prof", ["python", "bench.py"])
-    assert cmd[:3] == ["nsys", "profile", "--trace=cuda,nvtx,osrt,cudnn,cublas"]
-    assert "--cuda-memory-usage=true" not in cmd and cmd[-2:] == ["python", "bench.py"]
-    assert "--cuda-memory-usage=true" in nsys_command(tmp_path / "prof", ["x"], cuda_memory_usage=True)
+    options = NsysOptions(trace_dir=tmp_path)
+    base, result_path, cmd = nsys_command(exec_config(), "run", options)
+    assert cmd[:3] == ["nsys", "profile", "--trace=cuda,nvtx,osrt,cudnn,cublas"] and f"--output={base}" in cmd
+    assert "--cuda-memory-usage=true" not in cmd and "--capture-range=cudaProfilerApi" not in cmd
+    assert cmd[cmd.index("--result") + 1] == str(result_path) and cmd[cmd.index("--profiler") + 1] == "none"
+    _, _, cmd = nsys_command(exec_config(device="cuda"), "run", NsysOptions(trace_dir=tmp_path, cuda_memory_usage=True))
+    assert "--cuda-memory-usage=true" in cmd and "--capture-range=cudaProfilerApi" in cmd
     monkeypatch.setenv("PATH", str(tmp_path))
-    run = run_nsys(tmp_path / "prof", ["python", "bench.py"])
+    run = run_nsys(base, cmd)
     assert run.report is None and "nsys profile --trace=cuda" in run.message
 
 

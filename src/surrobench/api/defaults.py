@@ -5,7 +5,7 @@ these modules imports torch, so ``--help`` starts without it (docs/benchmarks/st
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.thresholds import load_thresholds
-from surrobench.collect.profile_phase import DEFAULT_WINDOW_S, PerfOptions
+from surrobench.collect.profile_phase import DEFAULT_WINDOW_S, PerfOptions, ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.results.compare import DEFAULT_THRESHOLD

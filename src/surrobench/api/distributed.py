@@ -148,12 +148,12 @@ def distributed_run(
     command: str | None = None,
 ) -> RunRecord | None:
     """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those GPUs,
-    ``nproc`` starts that many ranks, with neither this process is a rank of the user's launcher (``rank_env``).
-    Returns the stored run on the process that started the ranks or on rank 0; None on the other ranks.
+    ``nproc`` starts that many ranks, with neither this process is a rank of the user's launcher (``rank_env``, then
+    not None). Returns the stored run on the process that started the ranks or on rank 0; None on the other ranks.
 
     Raises:
         UsageError: ``devices`` off CUDA or with another parallel mode, ``nproc`` inside torchrun or
-            srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
+            srun, or as :func:`launch` and :func:`run_on_ranks`.
     """
     if (nproc or devices is not None) and rank_env is not None:
         detail = (
@@ -173,9 +173,6 @@ def distributed_run(
         return launch(plan, "configs", len(devices), db, devices=devices, command=command)
     if nproc:
         return launch(plan, parallel, nproc, db, command=command)
-    if rank_env is None:
-        detail = "or {devices} (or a torchrun/srun environment): a multi-process run needs one"
-        raise UsageError.bad("nproc", detail, others=("devices",))
     return run_on_ranks(plan, parallel, db, rank_env, command=command)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
-from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
+from surrobench.collect.nsys import NsysOptions, nsys_command, run_nsys
 from surrobench.collect.nsys import require_nsys as require_nsys  # profile --profile nsys checks it first
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
@@ -42,8 +42,8 @@ def nsys_config(
 ) -> NsysReport:
     """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
     :func:`surrobench.api.profile.profile_phase`; ``store`` is unused)."""
-    base, result_path, target = child_files(cfg, run_id, options)
-    done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
+    base, result_path, cmd = nsys_command(cfg, run_id, options)
+    done = run_nsys(base, cmd)
     child = json.loads(result_path.read_text()) if result_path.is_file() else {}
     warnings = tuple(child.get("warnings", ()))
     if child.get("status") not in (None, "ok"):

@@ -38,9 +38,8 @@ def compare(
     ratio is beyond it and its CI is not. Two serve runs (serve --find-max)
     compare their capacity at the P99 target: higher, lower, same or inconclusive.
     """
-    from surrobench.api.compare import compare_pair
+    from surrobench.api.compare import compare_pair, gate_failed
     from surrobench.report.comparison import comparison_document, comparison_renderables
-    from surrobench.api.compare import gate_failed
 
     pair = compare_pair(base, new, db=db, gate=fail_on_regression, **matching.keywords())
     for table in comparison_renderables(pair, width=console.width):

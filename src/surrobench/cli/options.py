@@ -25,6 +25,7 @@ from rich.console import Console
 from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SETS, DEFAULT_ITERS, DEFAULT_THRESHOLD
 from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
 from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, replace_file, write_recovery
+from surrobench.api.defaults import ProfileOptions, prepare_trace_dir
 from surrobench.cli.signals import signals_deferred
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
 from surrobench.records import schemas
@@ -38,7 +39,7 @@ from surrobench.report.escape import rich_escape
 # needs no torch (docs/benchmarks/startup.md).
 if TYPE_CHECKING:
     from surrobench.api.nsys import NsysOptions
-    from surrobench.api.profile import ProfileOptions, SweepPlan
+    from surrobench.api.profile import SweepPlan
 
 # Piped or captured output (CI logs, `| tee`): a wide fixed width, not rich's 80 columns that truncate tables.
 _PIPE_WIDTH = 160
@@ -552,8 +553,6 @@ class TraceOptions:
         Raises:
             UsageError: as :meth:`schedule`, or a trace folder that cannot be written.
         """
-        from surrobench.api.profile import ProfileOptions, prepare_trace_dir
-
         plan, folder = self.schedule(iters), prepare_trace_dir(self.trace_out)
         return ProfileOptions(
             plan, with_stack=self.with_stack, trace_dir=folder, gzip=self.trace_gzip, counters=self.counters
@@ -566,7 +565,6 @@ class TraceOptions:
             UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
         """
         from surrobench.api.nsys import NsysOptions, require_nsys
-        from surrobench.api.profile import prepare_trace_dir
 
         plan, folder = self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out)
         options = NsysOptions(plan, folder, self.cuda_memory_usage)
@@ -596,8 +594,6 @@ class SystemPassOptions:
             raise UsageError(f"--perf-window-s {self.perf_window_s}: must be > 0")
         if self.host_top < 1:
             raise UsageError(f"--host-top {self.host_top}: keep at least 1 hot spot")
-        from surrobench.api.profile import prepare_trace_dir
-
         folder = prepare_trace_dir(self.flamegraph_out, "--flamegraph-out")
         return PerfOptions(self.perf_window_s, folder, self.host_top)
 

@@ -13,7 +13,7 @@ import typer
 from surrobench.cli.app import app
 from surrobench.cli.options import count_option, DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt
 from surrobench.cli.options import WarmupOpt, console, print_warnings, write_json, write_output
-from surrobench.api.defaults import MIN_ITERS, load_thresholds, low_iterations_note
+from surrobench.api.defaults import MIN_ITERS, load_thresholds, low_iterations_note, prepare_trace_dir
 
 
 @app.command()
@@ -30,7 +30,6 @@ def scenarios(
 ) -> None:
     """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
     from surrobench.api.scenarios import run_scenarios
-    from surrobench.api.profile import prepare_trace_dir
     from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
     th = load_thresholds(config)

@@ -27,26 +27,11 @@ class NsysRun:
     message: str
 
 
-def nsys_command(
-    output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
-) -> list[str]:
-    """``nsys profile`` argv for ``target`` into ``output``; ``capture_profiler_api``: between Start/Stop only."""
-    cmd = ["nsys", "profile", f"--trace={NSYS_TRACE}", f"--output={output}", "--force-overwrite=true"]
-    if cuda_memory_usage:
-        cmd.append("--cuda-memory-usage=true")
-    if capture_profiler_api:
-        cmd.append("--capture-range=cudaProfilerApi")
-    return cmd + list(target)
-
-
-def run_nsys(
-    output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
-) -> NsysRun:
-    """Run :func:`nsys_command` when ``nsys`` exists and check the report; never raises for a missing ``nsys``."""
-    cmd = nsys_command(output, target, cuda_memory_usage, capture_profiler_api)
-    shown = " ".join(cmd)
+def run_nsys(output: Path, cmd: list[str]) -> NsysRun:
+    """Run ``cmd`` (:func:`nsys_command`'s, writing ``output``) when ``nsys`` exists and check the report; never
+    raises for a missing ``nsys``."""
     if shutil.which("nsys") is None:
-        return NsysRun(None, f"nsys is not on PATH; run this where it is: {shown}")
+        return NsysRun(None, f"nsys is not on PATH; run this where it is: {' '.join(cmd)}")
     done = subprocess.run(cmd, capture_output=True, text=True)
     report = next((p for p in (Path(f"{output}{s}") for s in REPORT_SUFFIXES) if p.exists()), None)
     if report is None:
@@ -64,19 +49,24 @@ class NsysOptions:
     cuda_memory_usage: bool = False
 
 
-def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, list[str]]:
-    """``<trace_dir>/<config_stem>``: the report's base name, the child's result file and the child's command line
-    (:func:`~surrobench.collect.child.child_argv`, profiler ``none``); its config JSON written beside them."""
+def nsys_command(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, list[str]]:
+    """``<trace_dir>/<config_stem>``: the report's base name, the child's result file and the ``nsys profile`` argv
+    around the child's command line (:func:`~surrobench.collect.child.child_argv`, profiler ``none``), with
+    ``--capture-range=cudaProfilerApi`` (between Start/Stop only) on CUDA; the config JSON written beside them."""
     base = options.trace_dir / config_stem(run_id, cfg)
     config_path, result_path = base.with_name(base.name + ".config.json"), base.with_name(base.name + ".result.json")
     config_path.write_text(json.dumps(cfg.to_json()))
-    return base, result_path, child_argv(config_path, result_path, options.schedule, profiler="none")
+    cmd = ["nsys", "profile", f"--trace={NSYS_TRACE}", f"--output={base}", "--force-overwrite=true"]
+    if options.cuda_memory_usage:
+        cmd.append("--cuda-memory-usage=true")
+    if cfg.device == "cuda":
+        cmd.append("--capture-range=cudaProfilerApi")
+    return base, result_path, cmd + child_argv(config_path, result_path, options.schedule, profiler="none")
 
 
 def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
     """Fail before measuring when ``nsys`` is missing, quoting the command for ``cfg``. Raises UsageError: not on PATH."""
     if shutil.which("nsys") is not None:
         return
-    base, _, target = child_files(cfg, run_id, options)
-    cmd = nsys_command(base, target, options.cuda_memory_usage, cfg.device == "cuda")
+    _, _, cmd = nsys_command(cfg, run_id, options)
     raise UsageError("nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: " + " ".join(cmd))

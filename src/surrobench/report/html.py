@@ -217,12 +217,10 @@ def _optimize_section(doc: dict) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
+def report_page(data: Report) -> str:
     """The whole report of ``data`` (:func:`surrobench.api.report.build_report`) as one HTML document (UTF-8);
-    sections without data are left out. ``spans`` (default: the first profiled step of ``data.timeline``,
-    :func:`surrobench.report.plots.spans_from_timeline`) draw the timeline strip."""
-    if spans is None and data.timeline is not None:
-        spans = plots.spans_from_timeline(data.timeline)
+    sections without data are left out. The first profiled step of ``data.timeline``
+    (:func:`surrobench.report.plots.spans_from_timeline`) is drawn as the timeline strip."""
     sections = [(f"Optimization {doc['optimize_id']}", _optimize_section(doc)) for doc in data.optimizations]
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison, data.op_overheads)))
@@ -246,7 +244,7 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
         )
         rows = ([label] + [f"{s[c]:.1%}" if s.get(c) else "" for c in seen] for label, s in shares.items())
         sections.append(("Kernel classes", _table(["config", *seen], rows, left=["config"])))
-    if spans:
+    if data.timeline is not None and (spans := plots.spans_from_timeline(data.timeline)):
         strip = plots.timeline_strip(spans, data.timeline_title)
         sections.append(("Timeline of one profiled step", _figure(strip, "timeline strip")))
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
