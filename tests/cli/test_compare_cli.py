@@ -145,6 +145,17 @@ def test_op_tables_in_the_database_feed_the_op_diff_and_the_report(tmp_path):
     assert "<h2>Operator breakdown" in page and "Op self time:" in page
 
 
+def test_the_gate_rounds_in_help_and_docs_are_the_ones_the_check_reads(capsys, monkeypatch):
+    """A fresh-user trial's --help said 2 rounds where the gate refuses fewer than MIN_GATE_ROUNDS (4)."""
+    from pathlib import Path
+
+    monkeypatch.setenv("COLUMNS", "400")
+    assert run_cli(["compare", "--help"]) == 0
+    assert f"--rounds {MIN_GATE_ROUNDS} or more" in " ".join(capsys.readouterr().out.split())
+    cli_md = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+    assert f"`--fail-on-regression` with a run of fewer than {MIN_GATE_ROUNDS} rounds" in cli_md.read_text()
+
+
 def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
     """A single-round A/A pair can 'regress' on a shared host; a gate that compared nothing must not pass."""
     single = _write(tmp_path / "single.json", run("single-1", [config(latency_samples(1.0, 0.01))]))

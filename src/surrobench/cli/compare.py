@@ -10,6 +10,7 @@ from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, MatchOptions, RunRefArg, console, flag, option_groups
 from surrobench.cli.options import write_json, write_output
 from surrobench.errors import EXIT_REGRESSION
+from surrobench.api.defaults import MIN_GATE_ROUNDS
 from surrobench.report.escape import rich_escape
 
 
@@ -25,7 +26,7 @@ def compare(
         False,
         "--fail-on-regression",
         help="Exit 1 when any config regressed; "
-        "needs both runs taken with --rounds 2 or more, exit 2 without, or "
+        f"needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more, exit 2 without, or "
         "when the runs have no config in common.",
     ),
     json_out: Path = JsonOpt,
