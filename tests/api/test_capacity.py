@@ -845,6 +845,30 @@ def test_a_remedy_that_makes_an_infeasible_target_feasible_is_recommended(monkey
     assert found.recipe == "fast" and found.verdict == "higher"
 
 
+def test_a_baseline_the_check_under_load_finds_infeasible_carries_its_reason(monkeypatch):
+    """A fresh-user trial: predicted 16.1 rps from a quiet unloaded measurement, then the verifying serve (on a busier
+    host) answered "no rate meets P99 <= 100 ms"; the result read "0 rps (first failing 0)", ``infeasible`` null and
+    no prediction note. Planted: the service the serve run measures is twice as slow as the one evaluated."""
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    request = serve_request(find_max=True, p99_ms=3.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(IdleService(1.0, 0.05), 1))
+
+    def verify(recipe, settings, policy):
+        service = IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0)  # isolated 4.2 ms: over P99 <= 3 ms
+        return "run-base", serve_policy(
+            request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 1)
+        )
+
+    found = capacity_search([], (ServePolicy(1, 0.0),), 3.0, evaluate, verify)
+    assert found.candidates[0].best_predicted_rps > 0 and found.baseline_rps == (0.0, 0.0)
+    assert found.infeasible.startswith("no rate meets P99 <= 3 ms") and found.recipe == "baseline"
+    assert [n.startswith("baseline: predicted") for n in found.notes] == [True]  # measured 0 of its prediction
+    lines = capacity_lines(found)
+    assert found.infeasible in lines and not any("first failing 0" in line for line in lines)
+
+
 def test_the_optimize_command_refuses_capacity_options_without_the_objective(capsys):
     assert run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--device", "cpu", "--max-batch", "4"]) == 2
     assert "--max-batch" in capsys.readouterr().err

@@ -182,11 +182,13 @@ def capacity_search(
         base_id, base_res = verify(Recipe(), base.settings, base.best_policy)
         out = replace(out, baseline_run_id=base_id, baseline_rps=base_res.capacity_offered_rps())
         out = replace(out, notes=out.notes + _prediction_note(base, base_res.capacity))
+        out = replace(out, infeasible=base_res.capacity.infeasible)  # the check under load's own answer, if any
         if top is not base:
             top_id, top_res = verify(measured[top.recipe][2], top.settings, top.best_policy)
             verdict = judge_capacities(base_res, top_res, target_p99_ms)[2]
             out = replace(out, top_run_id=top_id, top_rps=top_res.capacity_offered_rps(), verdict=verdict)
-            out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
+            if verdict == "higher":  # the top met the target above the baseline (under load: feasible)
+                out = replace(out, recipe=top.recipe, infeasible=None)
             out = replace(out, notes=out.notes + _prediction_note(top, top_res.capacity))
     except (Interrupted, KeyboardInterrupt) as cut:  # a verifying serve's partial: its run, stored interrupted
         doing = f"verifying {'the baseline' if out.baseline_run_id is None else out.top} under load"
@@ -206,7 +208,7 @@ PREDICTION_NOTE_RATIO = 2.0
 def _prediction_note(cand: CapacityCandidate, measured: Capacity) -> tuple[str, ...]:
     """A note when ``measured``'s passing rate is outside :data:`PREDICTION_NOTE_RATIO` of ``cand``'s prediction."""
     predicted, got = cand.best_predicted_rps, measured.capacity_rps
-    if not predicted or not got or 1 / PREDICTION_NOTE_RATIO <= got / predicted <= PREDICTION_NOTE_RATIO:
+    if not predicted or 1 / PREDICTION_NOTE_RATIO <= got / predicted <= PREDICTION_NOTE_RATIO:  # 0: none passed
         return ()
     return (
         f"{cand.recipe}: predicted {predicted:.4g} rps, measured {got:.4g} rps under load ({got / predicted:.2g}x): "

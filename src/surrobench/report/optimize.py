@@ -258,15 +258,15 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
     searched = f"searched in {record.search_s:.1f} s" + (
         f", stored as optimization {record.optimize_id}" if record.optimize_id else ""
     )
-    if record.infeasible:
-        return [*lines, record.infeasible, searched]
     loads = [("baseline", record.baseline_rps, record.baseline_run_id, "")]
     loads.append((record.top, record.top_rps, record.top_run_id, f": {record.verdict} than the baseline"))
     for name, bracket, run_id, then in loads:
-        if run_id is not None:  # None: no load (the top is the baseline), or interrupted before it finished
+        if run_id is not None:  # None: no load (infeasible, or the top is the baseline), or interrupted before it
             lo, hi = bracket
             under = f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
-            lines.append(f"{name} measured under load: {under} (serve run {run_id}){then}")
+            lines.append(f"{name} measured under load: {under if lo else 'no rate passed'} (serve run {run_id}){then}")
+    if record.infeasible:  # from the predictions (no load), or the baseline's check under load
+        lines.append(record.infeasible)
     recipe = record.recipe or "none decided"  # the baseline failed, or the search was cut (its last note says so)
     lines.append(f"recipe: {recipe}; {searched}")
     return [*lines, *record.notes]
