@@ -445,7 +445,7 @@ def test_the_search_brackets_around_the_prediction_in_few_loads():
     c = result.capacity
     assert c.predicted_rps == pytest.approx(1000.0, rel=0.05) and c.capacity_rps <= 1000.0 + 1e-6 < c.failing_rps
     assert c.steps[0].rate_rps == c.predicted_rps and len(c.steps) <= 4  # no halving from half the bound
-    assert abs(c.prediction_error) < 0.05 and c.search_s is not None
+    assert abs(result.prediction_error()) < 0.05 and c.search_s is not None
 
 
 def test_find_capacity_widens_its_steps_from_a_prediction():

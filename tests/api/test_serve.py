@@ -705,16 +705,43 @@ def test_an_interrupted_search_shows_the_bracket_of_the_rates_it_tried():
         "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 5.0, (cut,),
     )  # fmt: skip
     title = policy_title(record, cut)  # each P99's interval (3.9, open) holds 5 ms: unresolved, as a finished search
-    assert ": cut short, capacity in [1880.0, 2270.0) rps at P99 <= 5 ms; unresolved within the loads' noise" in title
+    assert ": cut short, capacity in [1880.0, 2270.0) rps offered at P99 <= 5 ms; unresolved within the loads'" in title
     done = replace(record, env={})  # a finished run's fixed rates: no bracket claimed
     assert "cut short" not in policy_title(done, cut)
     # a capacity measured where the simulation passed no rate: "predicted: no rate", not "predicted 0 (-100% ...)"
     found = Capacity(10.0, 352.1, 363.1, (), predicted_rps=0.0, search_s=54.0)
     title = policy_title(done, replace(cut, capacity=found))
     assert "predicted: no rate" in title and "%" not in title
-    assert ", -16% off the middle of 352.1-363.1 rps asked" in policy_title(
-        done, replace(cut, capacity=replace(found, predicted_rps=300.0))
-    )
+    predicted = replace(cut, capacity=replace(found, predicted_rps=300.0))
+    assert predicted.prediction_error() == pytest.approx(300.0 / 357.6 - 1) and "-16%" in policy_title(done, predicted)
+
+
+def test_the_capacity_headline_keeps_one_basis_and_says_an_unresolved_boundary_at_once():
+    """A fresh-user trial read "capacity 3.25 rps offered ... (first failing 3.18) ... unresolved within the loads'
+    noise" at the end of a long line, and "-7% off the middle of 36.1-37.8 rps asked" beside offered rates: the
+    headline is in offered rates alone (its prediction judged against their middle) and an inverted bracket is said
+    unresolved right after it."""
+    from dataclasses import replace
+
+    from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
+    from surrobench.report.serve_tables import policy_title
+
+    point = LoadPoint(
+        "poisson", 100.0, None, 99.0, 98.5, 500, 20, 0, 3, (Percentile(0.99, 140.0, (120.0, 145.0), 5),), 5.1, 2.0,
+        0.1, 0.9, 1.5, 2.0, 0.6, 0.01, 0.2, True, 497, 0.99, {},
+    )  # fmt: skip
+    tried = [(3.1, 3.25, True), (3.3, 3.18, False)]  # asked 3.1 passed offering 3.25; asked 3.3 failed offering 3.18
+    loads = tuple(replace(point, target_rps=r, offered_rps=o, passed=ok) for r, o, ok in tried)
+    found = Capacity(150.0, 3.1, 3.3, (), predicted_rps=3.38, search_s=40.0)
+    result = PolicyResult(ServePolicy(1, 0.0), loads, found)
+    record = ServeRecord(
+        "s1", "2026-12-07T00:00:00+00:00", None, {}, {"model": "m", "shape_label": "8",
+        "precision": "fp32", "mode": "eager", "device": "cpu"}, None, "poisson", 1.0, 0.25, 0, 150.0, (result,),
+    )  # fmt: skip
+    assert result.capacity_offered_rps() == (3.25, 3.18)
+    assert result.prediction_error() == pytest.approx(3.38 / ((3.25 + 3.18) / 2) - 1)  # offered, not asked (3.2)
+    title = policy_title(record, result)
+    assert "asked" not in title and title.index("unresolved within the loads' noise") < title.index("predicted")
 
 
 def test_a_search_cut_short_whose_passing_load_offered_more_says_so_as_a_finished_one_does():

@@ -207,20 +207,6 @@ class Capacity(schemas.Plain):
     infeasible: str | None = None
     search_s: float | None = None
 
-    @property
-    def searched_rps(self) -> float:
-        """The searched capacity a prediction (a rate asked of the simulation) is judged against: the middle of the
-        asked bracket (its lower end when the bracket is open)."""
-        return (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
-
-    @property
-    def prediction_error(self) -> float | None:
-        """(predicted - measured) / measured, against :attr:`searched_rps`; None without a prediction or a measured
-        capacity."""
-        if self.predicted_rps is None or self.capacity_rps <= 0:
-            return None
-        return (self.predicted_rps - self.searched_rps) / self.searched_rps
-
 
 @dataclass(frozen=True)
 class UnloadedLatency(schemas.Plain):
@@ -296,6 +282,15 @@ class PolicyResult(schemas.Plain):
         load and its lowest failing one above it offered (docs/serve.md); None without a search."""
         c = self.capacity
         return None if c is None else (self.offered(c.capacity_rps), self.offered(c.failing_rps))
+
+    def prediction_error(self) -> float | None:
+        """(predicted - measured) / measured, the measured capacity the middle of :meth:`capacity_offered_rps` (the
+        capacity when no rate failed), as the headline's one basis; None without a prediction or a passing rate."""
+        lo, hi = self.capacity_offered_rps() or (0.0, None)
+        middle = (lo + hi) / 2 if hi else lo
+        return (
+            None if not lo or self.capacity.predicted_rps is None else (self.capacity.predicted_rps - middle) / middle
+        )
 
     def capacity_unresolved(self, cut_short_p99_ms: float | None = None) -> str | None:
         """Why the capacity (given ``cut_short_p99_ms``, a search cut short's :meth:`bracket` at that target) lies in

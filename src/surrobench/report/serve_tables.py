@@ -69,21 +69,21 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         return f"{line}: {c.infeasible}"
     if (ends := result.capacity_offered_rps() if c else result.bracket() if cut else None) is None:
         return line
+    # one basis, the rates the loads offered, said; an unresolved boundary said beside the bracket, before the rest
     upper = rps(ends[1]) if ends[1] is not None else "not reached"
+    unresolved = f"; unresolved within the loads' noise: {why}" if (why := result.capacity_unresolved(cut)) else ""
     if c is None:
-        line += f": cut short, capacity in [{rps(ends[0])}, {upper}) rps at P99 <= {record.target_p99_ms:g} ms"
-    else:
-        line += f": capacity {rps(ends[0])} rps offered at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
-        if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
-            err = c.prediction_error if c.predicted_rps else None
-            line += f", predicted {rps(c.predicted_rps)}" if c.predicted_rps else ", predicted: no rate"
-            asked = f"{rps(c.capacity_rps)}-{rps(c.failing_rps)}" if c.failing_rps else rps(c.capacity_rps)
-            line += f", {err:+.0%} off the middle of {asked} rps asked" if err is not None else ""
-        if c.search_s is not None:
-            line += f", searched in {c.search_s:.0f} s"
-    if why := result.capacity_unresolved(cut):
-        line += f"; unresolved within the loads' noise: {why}"
-    return line
+        line += f": cut short, capacity in [{rps(ends[0])}, {upper}) rps offered at P99 <= {record.target_p99_ms:g} ms"
+        return line + unresolved
+    failing = upper if ends[1] is None else f"{upper} offered"
+    line += f": capacity {rps(ends[0])} rps offered at P99 <= {c.target_p99_ms:g} ms (first failing {failing})"
+    line += unresolved
+    if c.predicted_rps is not None:  # 0: the simulation over the unloaded service times passed no rate
+        err = result.prediction_error() if c.predicted_rps else None
+        line += f"; predicted {rps(c.predicted_rps)}" if c.predicted_rps else "; predicted: no rate"
+        middle = "the middle of the two offered" if ends[1] else "the capacity"
+        line += f", {err:+.0%} off {middle}" if err is not None else ""
+    return line + (f"; searched in {c.search_s:.0f} s" if c.search_s is not None else "")
 
 
 UNLOADED_COLUMNS = ("batch", "isolated P50 ms", "isolated P99 ms", "back-to-back P50 ms", "back-to-back P99 ms")
