@@ -344,7 +344,7 @@ def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path
     shown = tmp_path / "shown.json"
     assert run_cli(["show", run_id, "--db", str(db), "--json", str(shown)]) == 0  # show says the stored run is short
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 1 and run_id in warnings[0]
+    assert [run_id in w for w in warnings][-1:] == [True] and sum(run_id in w for w in warnings) == 1  # after run's
     doc = json.loads(shown.read_text())
     assert doc["env"]["interrupted"] is True and [r["rounds_planned"] for r in doc["results"]] == [None, 2, 2]
 
@@ -388,3 +388,27 @@ def test_no_next_steps_when_no_config_ran(tmp_path, capsys):
     assert run_cli([*argv, "--db", str(tmp_path / "r.db"), "--json", str(tmp_path / "r.json"), *FAST]) == 3
     assert [r["status"] for r in json.loads((tmp_path / "r.json").read_text())["results"]] == ["error"]
     assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("next: ")]
+
+
+def test_show_of_a_plain_run_prints_the_warnings_run_printed(tmp_path, capsys):
+    """A fresh-user trial: run warned of a busy host (other processes used 1.4 of 2 CPUs) and a noisy config, and
+    ``show`` of the stored run printed neither. show reads them from the stored fields (``other_cpus`` and
+    ``usable_cpus`` of each result, its latency IQR, the run's torch threads), as run does."""
+    from synthetic import config, latency_samples, run
+
+    from surrobench.execution.env import sweep_warnings
+
+    host = {"torch_threads": 1, "usable_cpus": 2, "load_1m": 7.0, "other_cpus": 1.4}
+    noisy, quiet = config(latency_samples(10.0, 0.2), extra=host), config(latency_samples(10.0, 0.01), size=32)
+    record = run("20261207-210655-81f4", [noisy, quiet], env={"torch_threads": 1, "cpu_count": 2})
+    db = tmp_path / "r.db"
+    with ResultStore(db) as store:
+        store.begin_run(record)
+        for result in record.results:
+            store.add_result(record.run_id, result)
+        store.finish_run(record.run_id)
+    printed = sweep_warnings(list(record.results), record.env)  # what run printed under its table
+    assert [w.split(":")[0] for w in printed] == ["busy host", "1 config(s) noisy, IQR over 10% of the median"]
+    assert run_cli(["show", record.run_id, "--db", str(db)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert all(f"warning: {w}" in err for w in printed)

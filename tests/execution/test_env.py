@@ -11,8 +11,7 @@ import torch
 
 from synthetic import config
 
-from surrobench.execution import sweep
-from surrobench.execution.env import busy_host_warning, fingerprint
+from surrobench.execution.env import busy_host_warning, fingerprint, sweep_warnings
 from surrobench.execution.host_facts import busy_others
 
 
@@ -58,7 +57,7 @@ def test_a_pinned_configs_others_are_counted_against_its_usable_cpus_not_the_hos
 def test_no_busy_host_warning_where_nothing_was_timed(monkeypatch):
     """A fresh-user trial: a model that raises was timed nowhere, yet run, optimize and diagnose warned "timings are
     noisy" on a busy host; a config that was timed still gets the warning."""
-    monkeypatch.setattr(sweep, "host_load", lambda: (7.9, 2))
+    env = {"load_avg_1m": 7.9, "cpu_count": 2, "torch_threads": 2}  # the run's, as stored
     failed = config((), status="error")
-    assert not [w for w in sweep.sweep_warnings([failed], 2) if w.startswith("busy host")]
-    assert [w for w in sweep.sweep_warnings([failed, config([1.0, 1.1, 1.0])], 2) if w.startswith("busy host")]
+    assert not [w for w in sweep_warnings([failed], env) if w.startswith("busy host")]
+    assert [w for w in sweep_warnings([failed, config([1.0, 1.1, 1.0])], env) if w.startswith("busy host")]

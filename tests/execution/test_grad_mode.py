@@ -14,7 +14,7 @@ from torch import nn
 
 import surrobench
 from surrobench.execution.runner import in_grad_mode, prepare_model, run_config
-from surrobench.execution.sweep import NO_GRAD, sweep_warnings
+from surrobench.execution.env import NO_GRAD, sweep_warnings
 from surrobench.records.run import GRAD_MODE_KEY
 from surrobench.tune.bench import room_for_compiled_variants
 
@@ -53,10 +53,10 @@ def test_a_forward_taking_gradients_runs_under_no_grad_and_a_plain_one_keeps_inf
     run = surrobench.benchmark(_factory(Forces), shapes=[8], batches=[1, 2], **FAST)
     assert [r.status for r in run.results] == ["ok", "ok"]
     assert [r.extra[GRAD_MODE_KEY] for r in run.results] == ["no_grad", "no_grad"]
-    assert [w.startswith(NO_GRAD) for w in sweep_warnings(list(run.results))].count(True) == 1  # once for both
+    assert [w.startswith(NO_GRAD) for w in sweep_warnings(list(run.results), run.env)].count(True) == 1  # once for both
     plain = surrobench.benchmark(nn.Linear(8, 8), shapes=[(1, 8)], **FAST)
     assert [r.extra[GRAD_MODE_KEY] for r in plain.results] == ["inference_mode"]
-    assert not any(w.startswith(NO_GRAD) for w in sweep_warnings(list(plain.results)))
+    assert not any(w.startswith(NO_GRAD) for w in sweep_warnings(list(plain.results), plain.env))
 
 
 def test_optimize_times_its_baseline_candidates_and_reference_under_no_grad():

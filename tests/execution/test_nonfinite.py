@@ -13,7 +13,7 @@ from torch import nn
 from surrobench.execution.runner import prepare_model, run_config
 from surrobench.execution.sanity import check_calls, output_tensors
 from surrobench.records.run import NONFINITE_KEY
-from surrobench.execution.sweep import sweep_warnings
+from surrobench.execution.env import sweep_warnings
 
 
 class NaNAfterFirstSet(nn.Module):
@@ -63,7 +63,7 @@ def test_nan_on_two_of_three_input_sets_is_nonfinite_with_the_set_and_call_named
     assert r.status == "nonfinite" and r.latency_ms is not None  # timings kept
     assert r.extra[NONFINITE_KEY]["input_set"] == 1 and r.extra[NONFINITE_KEY]["call"] == 1
     assert r.extra[NONFINITE_KEY]["phase"] == "first" and r.extra[NONFINITE_KEY]["tensor"] == "output"
-    assert any(r.label() in w and "nonfinite" in w for w in sweep_warnings([r]))
+    assert any(r.label() in w and "nonfinite" in w for w in sweep_warnings([r], {}))
 
 
 def test_a_nan_in_the_second_output_tensor_is_nonfinite():

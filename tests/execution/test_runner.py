@@ -234,7 +234,7 @@ def test_nvml_handle_is_the_gpu_torch_uses_not_index_0(monkeypatch):
 def test_recipe_settings_that_changed_nothing_are_named():
     from dataclasses import replace
 
-    from surrobench.execution.sweep import idle_setting_warnings
+    from surrobench.execution.env import idle_setting_warnings
     from surrobench.records.config import InputSpec
 
     ok = run_config(_cfg(2), prepare_model(TinySurrogate(), "cpu", 0))

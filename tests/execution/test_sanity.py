@@ -11,7 +11,7 @@ from torch import nn
 
 from surrobench.execution.runner import merge_rounds, prepare_model, run_config
 from surrobench.execution.sanity import LEAK_KEY, LEAK_MIN_BYTES_PER_CALL, MUTATED_KEY, input_digest, mutated_inputs
-from surrobench.execution.sweep import forward_warnings
+from surrobench.execution.env import forward_warnings
 
 #: Over glibc malloc's largest dynamic mmap threshold (32 MiB on 64-bit, mallopt(3)): each kept block is a
 #: fresh mapping, so resident memory grows by it even after earlier tests freed large blocks into the heap.

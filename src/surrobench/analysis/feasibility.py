@@ -11,7 +11,7 @@ import torch
 from surrobench.collect.probe import HALF_DTYPES, ProbeFacts
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.remedies import Recipe, Remedy
-from surrobench.execution.sweep import listed
+from surrobench.execution.env import listed
 
 _DEVICE_REASONS = {
     "cudagraph": "CUDA graphs are a CUDA feature",

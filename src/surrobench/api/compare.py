@@ -17,6 +17,7 @@ from surrobench.records.versus import compare_versus
 from surrobench.records.serve import CapacityOptimization, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
+from surrobench.execution.env import sweep_warnings as sweep_warnings  # show's: a stored run's, as run's
 from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
 from surrobench.results.optimize_store import optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore

@@ -75,7 +75,7 @@ def measure(
         if record is None:  # a rank other than 0
             return None
         named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
-        return Profile(record, warnings=tuple(sweep_warnings(named, record.env.get("torch_threads"))))
+        return Profile(record, warnings=tuple(sweep_warnings(named, record.env)))
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
 

@@ -34,14 +34,13 @@ from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, con
 from surrobench.execution.arrivals import replay_arrivals
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
 from surrobench.execution.batcher import MAX_GAP_S, saturated_cycles, unloaded_latency
-from surrobench.execution.env import busy_host_warning, host_load
-from surrobench.execution.host_facts import cpu_times, other_cpus, usable_cpus
+from surrobench.execution.env import NO_GRAD, busy_host_warning, listed
+from surrobench.execution.host_facts import cpu_times, host_load, other_cpus, usable_cpus
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.sweep import NO_GRAD, check_input_size, listed, mark_unsaved, new_run_id, run_environment
-from surrobench.execution.sweep import unsaved_env
+from surrobench.execution.sweep import check_input_size, mark_unsaved, new_run_id, run_environment, unsaved_env
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text

@@ -51,7 +51,7 @@ def show(
     A run: the results table (and a multi-process run's scaling table; a diagnose run's findings: `diagnose --run`);
     a serve run as `serve` prints it (its tables per batching policy, the peak search, its notes), with --json its
     serve JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
-    from surrobench.api.compare import load
+    from surrobench.api.compare import load, sweep_warnings
     from surrobench.report.run import run_markdown, run_tables
 
     record = load(run, db)
@@ -67,6 +67,7 @@ def show(
     else:
         for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.device_text()}"), console.width):
             console.print(table)
+        print_warnings(sweep_warnings(list(record.results), record.env))  # as run printed them, from stored fields
         cut = record.env.get("unsaved") or {}  # how a run cut short ended; the configs it stored, short of rounds
         if record.env.get("interrupted") or cut:
             short = record.short_of_rounds

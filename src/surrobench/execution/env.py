@@ -1,4 +1,5 @@
-"""Environment fingerprint: software versions, host, CPU, GPU, and GPU clocks/temperature/power (pynvml)."""
+"""Environment fingerprint: software versions, host, CPU, GPU, and GPU clocks/temperature/power (pynvml); the warnings
+under a run's table from its stored results and env (``show`` prints them again; torch is imported to fingerprint)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,11 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable
-
-import torch
+from collections.abc import Iterable, Mapping
 
 from surrobench.execution.host_facts import busy_others, host_load, proc_value
-
-#: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
-#: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
-CLOCK_DROP_FRACTION = 0.9
+from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, MUTATED_KEY, ConfigResult
+from surrobench.records.stats import IQR_WARN_FRACTION
 
 
 @contextlib.contextmanager
@@ -38,6 +35,8 @@ def _nvml():
 def _handle(pynvml):
     """The NVML handle of torch's current CUDA device, by UUID (NVML numbers every GPU of the host, torch only
     ``CUDA_VISIBLE_DEVICES``); index 0 where torch gives none."""
+    import torch
+
     try:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{props.uuid}")
@@ -82,6 +81,8 @@ def git_state() -> dict | None:
 def fingerprint(device: str) -> dict:
     """The run's ``env`` (run-v1): versions, host, CPU and, on CUDA, the GPU, its driver and ``gpu_clocks``
     ``{"before", "after"}`` (``after`` filled at the end)."""
+    import torch
+
     cpu = proc_value("model name") or platform.processor() or platform.machine()
     env = {
         "device": device,
@@ -111,6 +112,61 @@ def fingerprint(device: str) -> dict:
     return env
 
 
+#: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
+#: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
+CLOCK_DROP_FRACTION = 0.9
+
+
+def sweep_warnings(results: list[ConfigResult], env: Mapping, threads: int | None = None) -> list[str]:
+    """Failed configs, clock drops, a busy host if timed (at ``threads``, None: the run ``env``'s torch threads; its
+    load average and CPU count where no config read the CPUs others used), noise, forward flags."""
+    failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
+    warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
+    clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
+    timed = [r.extra for r in results if r.status == "ok"]  # none: no timing a busy host could spoil
+    threads = threads or env.get("torch_threads") or 1
+    busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, threads, timed) if timed else None
+    warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
+    noisy = [
+        f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
+        for r in results
+        if r.latency_ms is not None and r.latency_ms.noisy
+    ]
+    warnings += listed(f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median", noisy)
+    no_grad = [r.label() for r in results if r.extra.get(GRAD_MODE_KEY) == "no_grad"]
+    return warnings + forward_warnings(results) + idle_setting_warnings(results) + listed(NO_GRAD, no_grad)
+
+
+#: What the output says once of the configs whose forward ran under ``no_grad`` (:data:`GRAD_MODE_KEY`).
+NO_GRAD = "ran under torch.no_grad, not inference_mode (the forward takes gradients)"
+
+
+def listed(what: str, labels: list[str]) -> list[str]:
+    """``["what: a, b"]``, one line naming ``labels`` (configs); none when there are none."""
+    return [f"{what}: {', '.join(labels)}"] if labels else []
+
+
+def forward_warnings(results: list[ConfigResult]) -> list[str]:
+    """Configs whose forward grew memory on most timed calls or changed its input
+    (:mod:`surrobench.execution.sanity`)."""
+    leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
+    out = [leak_warning(leaks)] if leaks else []
+    mutated = [
+        f"{r.label()} (input {', '.join(map(str, r.extra[MUTATED_KEY]))})" for r in results if r.extra.get(MUTATED_KEY)
+    ]
+    return out + listed("the forward changed its input in place, so later calls see other data", mutated)
+
+
+def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
+    """Settings that changed nothing: ``--channels-last`` on an input not 4-D, ``--compile-mode reduce-overhead`` on
+    the CPU."""
+    flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
+    cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
+    out = listed("--channels-last changed nothing (the input is not 4-D, B x C x H x W)", flat)
+    graphs = "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only)"
+    return out + listed(graphs, cpu_graphs)
+
+
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, extras: Iterable[dict] = ()) -> str | None:
     """One line when other processes kept the host busy (:func:`~surrobench.execution.host_facts.busy_others`: the
     most CPUs they kept busy of a config's usable CPUs while it was measured, read from ``extras``, each a result's
@@ -130,11 +186,16 @@ def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int, extra
 
 def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:
     """One line when a config of ``sm_clocks_mhz`` ((label, MHz)) ran under :data:`CLOCK_DROP_FRACTION` of the top."""
-    if not sm_clocks_mhz:
-        return None
-    top = max(c for _, c in sm_clocks_mhz)
+    top = max((c for _, c in sm_clocks_mhz), default=0)
     low = [(label, c) for label, c in sm_clocks_mhz if c < CLOCK_DROP_FRACTION * top]
     if not low:
         return None
     names = ", ".join(f"{label} ({c} MHz)" for label, c in low[:3])
     return f"SM clock dropped below {CLOCK_DROP_FRACTION:.0%} of {top} MHz during the run: {names}"
+
+
+def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
+    """The one warning line for configs whose memory grew (``(label, growth)``, :meth:`.sanity.MemoryWatch.growth`)."""
+    return "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): " + ", ".join(
+        f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks
+    )

@@ -19,10 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 import psutil
 import torch
 
-from surrobench.records.run import LEAK_KEY
+from surrobench.records.run import LEAK_KEY, MUTATED_KEY
 
-#: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
-MUTATED_KEY = "mutated_inputs"
 #: Median growth per call that counts as a leak, bytes: above the few 4 KiB pages the resident set moves by without
 #: one, far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
@@ -68,13 +66,6 @@ class MemoryWatch:
         if per_call < LEAK_MIN_BYTES_PER_CALL:
             return None
         return {"bytes_per_call": int(per_call), "growth_bytes": int(self.grown_bytes), "calls": self.calls}
-
-
-def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
-    """The one warning line for configs whose memory grew (``(label, growth)``, :meth:`MemoryWatch.growth`)."""
-    return "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): " + ", ".join(
-        f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks
-    )
 
 
 def merge_flags(extras: list[dict]) -> dict:

@@ -21,7 +21,8 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
 from surrobench.execution.runner import in_grad_mode, input_specs
-from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
+from surrobench.execution.sanity import MemoryWatch, check_calls, nonfinite_message
+from surrobench.execution.env import leak_warning
 from surrobench.execution.timing import warm_up
 from surrobench.records.config import InputSpec
 from surrobench.records.serve import padded_size, padded_sizes

@@ -17,15 +17,13 @@ import torch
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, request_fields, tf32_enabled
-from surrobench.execution.sanity import MUTATED_KEY, leak_warning
-from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
+from surrobench.execution.env import fingerprint, gpu_readings, sweep_warnings
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
 from surrobench.execution.runner import run_config
 from surrobench.records.config import ExecSettings
-from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, ConfigResult, RunRecord, created_now
-from surrobench.records.stats import IQR_WARN_FRACTION
+from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
@@ -280,7 +278,7 @@ def execute_sweep(
         raise SweepInterrupted(mark_interrupted(store, replace(run, results=tuple(results))), len(configs)) from None
     except StoreWriteError as exc:
         raise unsaved(store, replace(run, env=env, results=tuple(results)), exc, len(configs)) from None
-    return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
+    return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env)
 
 
 def mark_interrupted(store: RunSink, record: RunRecord) -> RunRecord:
@@ -355,51 +353,3 @@ def _run_rounds(
             elif done:
                 results.append(merged(done))
         raise
-
-
-def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops, a busy host if timed (at ``threads``; None: ours), noise, forward flags."""
-    failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
-    warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
-    clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
-    timed = [r.extra for r in results if r.status == "ok"]  # none: no timing a busy host could spoil
-    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads(), timed) if timed else None
-    warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
-    noisy = [
-        f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
-        for r in results
-        if r.latency_ms is not None and r.latency_ms.noisy
-    ]
-    warnings += listed(f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median", noisy)
-    no_grad = [r.label() for r in results if r.extra.get(GRAD_MODE_KEY) == "no_grad"]
-    return warnings + forward_warnings(results) + idle_setting_warnings(results) + listed(NO_GRAD, no_grad)
-
-
-#: What the output says once of the configs whose forward ran under ``no_grad`` (:data:`GRAD_MODE_KEY`).
-NO_GRAD = "ran under torch.no_grad, not inference_mode (the forward takes gradients)"
-
-
-def listed(what: str, labels: list[str]) -> list[str]:
-    """``["what: a, b"]``, one line naming ``labels`` (configs); none when there are none."""
-    return [f"{what}: {', '.join(labels)}"] if labels else []
-
-
-def forward_warnings(results: list[ConfigResult]) -> list[str]:
-    """Configs whose forward grew memory on most timed calls or changed its input
-    (:mod:`surrobench.execution.sanity`)."""
-    leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
-    out = [leak_warning(leaks)] if leaks else []
-    mutated = [
-        f"{r.label()} (input {', '.join(map(str, r.extra[MUTATED_KEY]))})" for r in results if r.extra.get(MUTATED_KEY)
-    ]
-    return out + listed("the forward changed its input in place, so later calls see other data", mutated)
-
-
-def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
-    """Settings that changed nothing: ``--channels-last`` on an input not 4-D, ``--compile-mode reduce-overhead`` on
-    the CPU."""
-    flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
-    cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
-    out = listed("--channels-last changed nothing (the input is not 4-D, B x C x H x W)", flat)
-    graphs = "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only)"
-    return out + listed(graphs, cpu_graphs)

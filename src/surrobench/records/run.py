@@ -45,6 +45,8 @@ HOST_SUBMIT_KEY = "host_submit_ms"
 FAULTS_KEY = "minor_faults_per_call"
 #: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
 LEAK_KEY = "memory_growth"
+#: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
+MUTATED_KEY = "mutated_inputs"
 #: ``extra`` key of the torch context a config's forward ran in: ``inference_mode`` (the deploy setting, the fastest)
 #: or ``no_grad``, for a forward that takes gradients (``surrobench.execution.runner.in_grad_mode``).
 GRAD_MODE_KEY = "grad_mode"

@@ -286,7 +286,7 @@ class OptimizeReport:
     """One ``surrobench optimize``: its settings (``fresh_pairs``: the ``--verify`` pairs asked for), its two
     stored runs, one entry per config, and whether Ctrl-C cut it short (``interrupted``: the configs listed
     are those whose search finished), and the warnings of the measurement (failed baselines, a busy host,
-    clock drops; :func:`surrobench.execution.sweep.sweep_warnings`)."""
+    clock drops; :func:`surrobench.execution.env.sweep_warnings`)."""
 
     optimize_id: str
     created: str

@@ -16,7 +16,7 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import candidate_remedies, compiles, off_device, run_flags
 from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
-from surrobench.execution.sweep import listed
+from surrobench.execution.env import listed
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization

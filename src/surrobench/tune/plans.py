@@ -11,11 +11,10 @@ from pathlib import Path
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.compile_cache import shared_compile_cache
-from surrobench.execution.env import fingerprint
+from surrobench.execution.env import fingerprint, forward_warnings, sweep_warnings
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.runner import config_result, failed_result, planned_inputs, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, forward_warnings, mark_unsaved, new_run_id, plan_sweep
-from surrobench.execution.sweep import resolve_device, sweep_warnings
+from surrobench.execution.sweep import SweepPlan, SweepRequest, mark_unsaved, new_run_id, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.measured_remedies import cited_entry
@@ -67,7 +66,7 @@ def optimize_plans(
             fresh_pairs=request.fresh_pairs,
             interrupted=interrupted,
             warnings=tuple(
-                sweep_warnings([e.baseline for e in done], request.sweeps[0].request.threads)
+                sweep_warnings([e.baseline for e in done], env, request.sweeps[0].request.threads)
                 + forward_warnings([c.result for e in done for c in e.candidates if c.result is not None])
                 + [w for w in (e.drift_warning() for e in done) if w]
             ),
