@@ -25,9 +25,8 @@ def compare(
     fail_on_regression: bool = flag(
         False,
         "--fail-on-regression",
-        help="Exit 1 when any config regressed; "
-        f"needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more, exit 2 without, or "
-        "when the runs have no config in common.",
+        help=f"Exit 1 when any config regressed; needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more, exit 2 "
+        "without, or when the runs have no config in common.",
     ),
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,

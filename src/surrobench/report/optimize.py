@@ -255,9 +255,6 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
         if c.service_faster is not None:
             line += f"; service faster than baseline: {'yes' if c.service_faster else 'no'}"
         lines.append(line)
-    searched = f"searched in {record.search_s:.1f} s" + (
-        f", stored as optimization {record.optimize_id}" if record.optimize_id else ""
-    )
     loads = [("baseline", record.baseline_rps, record.baseline_run_id, "")]
     loads.append((record.top, record.top_rps, record.top_run_id, f": {record.verdict} than the baseline"))
     for name, bracket, run_id, then in loads:
@@ -268,5 +265,6 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
     if record.infeasible:  # from the predictions (no load), or the baseline's check under load
         lines.append(record.infeasible)
     recipe = record.recipe or "none decided"  # the baseline failed, or the search was cut (its last note says so)
-    lines.append(f"recipe: {recipe}; {searched}")
+    stored = f", stored as optimization {record.optimize_id}" if record.optimize_id else ""
+    lines.append(f"recipe: {recipe}; searched in {record.search_s:.1f} s{stored}")
     return [*lines, *record.notes]
