@@ -10,7 +10,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.records.serve import CapacityOptimization
 from surrobench.errors import UsageError
 from surrobench.results.optimize import CONFIGS, OptimizeReport, config_from_json
-from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
+from surrobench.results.store import ABANDONED, ResultStore, RunSummary, named, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
 #: ``optimize:baseline`` when none was given).
@@ -107,13 +107,24 @@ def optimized_configs(store: ResultStore, result: ConfigResult) -> list[dict]:
     return found
 
 
+def optimization_state(store: ResultStore, doc: dict) -> str:
+    """An optimization's state as ``history`` lists it: ``complete``; one not finished (``interrupted`` in its
+    document) as its baseline run where that run is ``running`` or :data:`~surrobench.results.store.ABANDONED` (begun
+    first, finished just before the report's last write: the search goes on, or its process died), else
+    ``interrupted`` (Ctrl-C or a signal)."""
+    if not doc.get("interrupted"):
+        return "complete"
+    baseline = store.run_state(doc["baseline_run_id"])
+    return baseline if baseline in ("running", ABANDONED) else "interrupted"
+
+
 def optimization_summaries(
     store: ResultStore, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
-    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
-    a search cut short (or still running), else ``complete``. A capacity optimization is one config (its
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state``
+    :func:`optimization_state`. A capacity optimization is one config (its
     ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has no
     accuracy verdict), else ``interrupted`` when it decided no recipe.
 
@@ -152,7 +163,7 @@ def optimization_summaries(
                 n_configs=len(configs),
                 n_failed=sum(1 for c in configs if c.get("error")),
                 n_recipes=sum(1 for c in configs if c.get("recommended", doc.get("recipe"))),  # capacity: recipe
-                state="interrupted" if doc.get("interrupted") else "complete",
+                state=optimization_state(store, doc),
                 kind="optimize",
             )
         )
