@@ -693,8 +693,7 @@ def serve_out(record) -> None:
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
     """An optimize document's ``--markdown`` and ``--json`` first, then the terminal (command lines uncropped, one
-    line to paste), its warnings before where it was stored in ``db`` (named when not the default; one not finished
-    said as ``history`` lists it there: :func:`~surrobench.results.optimize_store.optimization_state`). A capacity-v1
+    line to paste), its warnings before where it was stored in ``db`` (named when not the default). A capacity-v1
     document: its ``--json``, then its lines (:func:`~surrobench.report.optimize.capacity_lines`, in a code block
     as ``--markdown``); another verb's document (an interrupted optimize's partial): its ``--json`` alone."""
     from surrobench.report.optimize import capacity_lines, optimize_markdown, optimize_renderables
@@ -710,7 +709,7 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
         return
     where = None if db == Path(DEFAULT_DB) else str(db)
     state = "interrupted"
-    if doc["interrupted"] and db.is_file():  # still running, or its process gone, as history lists it
+    if doc["interrupted"] and db.is_file():  # still running, or its process gone, as history lists it in ``db``
         with ResultStore(db, read_only=True) as store:
             state = optimization_state(store, doc)
     write_output(markdown, optimize_markdown(doc, where, state), "--markdown")

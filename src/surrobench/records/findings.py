@@ -314,10 +314,9 @@ class Finding(schemas.Plain):
 
     @property
     def gain_kind(self) -> str:
-        """How :attr:`gain_ms` is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` where a
-        measurement gives it (:attr:`best_measured`'s saving, or 0 where :attr:`none_faster` and the severity is not
-        :attr:`severity_estimated`), else ``estimate`` (None where unknown: a remedy measured slower beside one not
-        measured is no measured gain; a fresh-user trial's JSON read ``measured`` with no value)."""
+        """How :attr:`gain_ms` is known (:data:`GAIN_KINDS`): ``measured`` where a measurement gives it
+        (:attr:`best_measured`'s saving, or 0 where :attr:`none_faster` and the severity is not
+        :attr:`severity_estimated`), else ``estimate`` (None where unknown, beside a remedy measured slower too)."""
         measured = self.best_measured is not None or (self.none_faster and not self.severity_estimated)
         return GAIN_KINDS[int(not measured)]
 

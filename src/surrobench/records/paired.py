@@ -110,10 +110,8 @@ class Speedup(schemas.Plain):
 
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
         """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
-        :meth:`undecided`'s words; an interval below 1 not all past ``1 / (1 + margin)`` (``unchanged`` or
-        ``inconclusive``) ``slower, within the margin``, as optimize's table reads it
-        (:meth:`~surrobench.results.optimize.CandidateResult.not_faster`; a fresh-user trial's 0.79x [0.66, 0.95]
-        read "inconclusive, too noisy to judge" beside the table's "(slower)")."""
+        :meth:`undecided`'s words; an interval below 1 not all past ``1 / (1 + margin)`` ``slower, within the margin``,
+        as optimize's table reads it (:meth:`~surrobench.results.optimize.CandidateResult.not_faster`)."""
         text = f"{self.text()} over {over}"
         verdict = self.verdict(rule)
         if verdict in ("faster", "slower"):

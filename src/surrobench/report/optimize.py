@@ -139,22 +139,16 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: 
     return lines
 
 
-#: How a document not finished (``interrupted``) is said, by its state as ``history`` lists it
-#: (:func:`~surrobench.results.optimize_store.optimization_state`).
-UNFINISHED = {
-    "interrupted": "interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so)",
-    "running": "still running (its process is alive): what it measured so far is here",
-    "abandoned": "abandoned (its process ended unannounced, killed): what was measured before it is here",
-}
-
-
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench", state: str = "interrupted") -> str:
     """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode left
     out of the match where a recipe changes them); ``db``: a database other than the default, named in the commands;
-    ``program``: how the commands start (``.venv/bin/surrobench``); ``state``: one not finished (:data:`UNFINISHED`)."""
+    ``program``: how the commands start (``.venv/bin/surrobench``); ``state``: one not finished, as ``history`` lists it
+    (:func:`~surrobench.results.optimize_store.optimization_state`)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["interrupted"]:
-        text = f"{UNFINISHED[state]}; {text}"
+        gone = {"running": "still running (its process lives)", "abandoned": "abandoned (its process is gone)"}
+        how = gone.get(state, "interrupted (Ctrl-C or a signal)")
+        text = f"{how}: what was measured so far is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         names = {n for c in doc["configs"] for n in c["recommended"]}  # a thread count changes neither field below
         keys = set().union(*(r.fields() for r in remedies.candidate_remedies("cpu", thorough=True) if r.name in names))

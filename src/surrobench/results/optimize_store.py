@@ -108,10 +108,8 @@ def optimized_configs(store: ResultStore, result: ConfigResult) -> list[dict]:
 
 
 def optimization_state(store: ResultStore, doc: dict) -> str:
-    """An optimization's state as ``history`` lists it: ``complete``; one not finished (``interrupted`` in its
-    document) as its baseline run where that run is ``running`` or :data:`~surrobench.results.store.ABANDONED` (begun
-    first, finished just before the report's last write: the search goes on, or its process died), else
-    ``interrupted`` (Ctrl-C or a signal)."""
+    """As ``history`` lists it: ``complete``, or one not finished as its baseline run (begun first, finished with the
+    last write) where that is ``running`` or :data:`~surrobench.results.store.ABANDONED`, else ``interrupted``."""
     if not doc.get("interrupted"):
         return "complete"
     baseline = store.run_state(doc["baseline_run_id"])
