@@ -696,9 +696,8 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
     line to paste), its warnings before where it was stored in ``db`` (named when not the default). A capacity-v1
     document: its ``--json``, then its lines (:func:`~surrobench.report.optimize.capacity_lines`, in a code block
     as ``--markdown``); another verb's document (an interrupted optimize's partial): its ``--json`` alone."""
+    from surrobench.api.compare import optimization_state
     from surrobench.report.optimize import capacity_lines, optimize_markdown, optimize_renderables
-    from surrobench.results.optimize_store import optimization_state
-    from surrobench.results.store import ResultStore
 
     if doc["schema"] != schemas.OPTIMIZE:
         lines = capacity_lines(CapacityOptimization.from_json(doc)) if doc["schema"] == schemas.CAPACITY else []
@@ -708,10 +707,7 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
             console.print(line, markup=False)
         return
     where = None if db == Path(DEFAULT_DB) else str(db)
-    state = "interrupted"
-    if doc["interrupted"] and db.is_file():  # still running, or its process gone, as history lists it in ``db``
-        with ResultStore(db, read_only=True) as store:
-            state = optimization_state(store, doc)
+    state = optimization_state(doc, db)  # still running, or its process gone, as history lists it in ``db``
     write_output(markdown, optimize_markdown(doc, where, state), "--markdown")
     write_json(json_out, doc)
     *configs, stored = optimize_renderables(doc, where, width=console.width, program=invoked_as(), state=state)
