@@ -18,7 +18,7 @@ from surrobench.records.serve import CapacityOptimization, ServeRecord, serve_fr
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
-from surrobench.results.optimize_store import optimization_summaries, optimization_state as stored_state
+from surrobench.results.optimize_store import optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
 
@@ -234,11 +234,10 @@ def history(
 
 
 def optimization_state(doc: dict, db: str | Path = DEFAULT_DB) -> str:
-    """The state ``history`` lists for the optimize document ``doc`` in ``db``
-    (:func:`~surrobench.results.optimize_store.optimization_state`), the document's own where ``db`` is no file."""
+    """The state :func:`history` lists for the optimize document ``doc`` in ``db`` (``running`` while its process
+    lives: :func:`~surrobench.results.optimize_store.optimization_summaries`), the document's own where not there."""
     if doc["interrupted"] and Path(db).is_file():
-        with ResultStore(db, read_only=True) as store:
-            return stored_state(store, doc)
+        return next((r.state for r in history(db) if r.run_id == doc["optimize_id"]), "interrupted")
     return "interrupted" if doc["interrupted"] else "complete"
 
 

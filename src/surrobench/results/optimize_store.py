@@ -107,24 +107,16 @@ def optimized_configs(store: ResultStore, result: ConfigResult) -> list[dict]:
     return found
 
 
-def optimization_state(store: ResultStore, doc: dict) -> str:
-    """As ``history`` lists it: ``complete``, or one not finished as its baseline run (begun first, finished with the
-    last write) where that is ``running`` or :data:`~surrobench.results.store.ABANDONED`, else ``interrupted``."""
-    if not doc.get("interrupted"):
-        return "complete"
-    baseline = store.run_state(doc["baseline_run_id"])
-    return baseline if baseline in ("running", ABANDONED) else "interrupted"
-
-
 def optimization_summaries(
     store: ResultStore, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
-    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state``
-    :func:`optimization_state`. A capacity optimization is one config (its
-    ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has no
-    accuracy verdict), else ``interrupted`` when it decided no recipe.
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``complete``, or for
+    one not finished (``interrupted`` in its document) its baseline run's, begun first and finished with the last
+    write, where that is ``running`` or ``abandoned``, else ``interrupted``. A capacity optimization is one config
+    (its ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has
+    no accuracy verdict), else ``interrupted`` when it decided no recipe.
 
     Raises:
         UsageError: a stored row is not a valid document (:func:`_optimization`).
@@ -151,6 +143,7 @@ def optimization_summaries(
         if tag is not None and own_tag != tag:
             continue
         configs = doc["configs"]
+        state = store.run_state(doc["baseline_run_id"]) if doc.get("interrupted") else "complete"
         summaries.append(
             RunSummary(
                 run_id=doc["optimize_id"],
@@ -161,7 +154,7 @@ def optimization_summaries(
                 n_configs=len(configs),
                 n_failed=sum(1 for c in configs if c.get("error")),
                 n_recipes=sum(1 for c in configs if c.get("recommended", doc.get("recipe"))),  # capacity: recipe
-                state=optimization_state(store, doc),
+                state=state if state in ("complete", "running", ABANDONED) else "interrupted",
                 kind="optimize",
             )
         )
