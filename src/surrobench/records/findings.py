@@ -317,8 +317,7 @@ class Finding(schemas.Plain):
         """How :attr:`gain_ms` is known (:data:`GAIN_KINDS`): ``measured`` where a measurement gives it
         (:attr:`best_measured`'s saving, or 0 where :attr:`none_faster` and the severity is not
         :attr:`severity_estimated`), else ``estimate`` (None where unknown, beside a remedy measured slower too)."""
-        measured = self.best_measured is not None or (self.none_faster and not self.severity_estimated)
-        return GAIN_KINDS[int(not measured)]
+        return GAIN_KINDS[int(self.best_measured is None and not (self.none_faster and not self.severity_estimated))]
 
     @property
     def none_faster(self) -> bool:
