@@ -233,14 +233,6 @@ def history(
     return History(sorted(runs, key=lambda r: r.created, reverse=True))
 
 
-def optimization_state(doc: dict, db: str | Path = DEFAULT_DB) -> str:
-    """The state :func:`history` lists for the optimize document ``doc`` in ``db`` (``running`` while its process
-    lives: :func:`~surrobench.results.optimize_store.optimization_summaries`), the document's own where not there."""
-    if doc["interrupted"] and Path(db).is_file():
-        return next((r.state for r in history(db) if r.run_id == doc["optimize_id"]), "interrupted")
-    return "interrupted" if doc["interrupted"] else "complete"
-
-
 @dataclass(frozen=True)
 class ImportedRun:
     """A file stored by :func:`import_run`: ``what`` it held (``run``, ``serve run``, ``optimization``), its id, and
