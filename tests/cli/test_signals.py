@@ -124,7 +124,8 @@ def test_a_killed_run_is_listed_abandoned(tmp_path):
     with ResultStore(db) as store:
         (summary,) = store.list_runs()
         assert summary.state == "abandoned" and summary.n_configs >= 1
-        assert store.run_state(summary.run_id) == "running"  # what is stored is left as it was
+        assert store.run_state(summary.run_id) == "abandoned"  # read so, and what is stored is left as it was:
+        assert store.conn.execute("SELECT state FROM runs").fetchall() == [("running",)]
 
 
 def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):

@@ -182,6 +182,25 @@ def test_an_unknown_gain_reads_the_same_in_the_terminal_the_table_and_the_json()
     )
 
 
+def test_a_gain_no_measurement_gives_is_an_estimate_beside_a_remedy_measured_slower():
+    """A fresh-user trial's SNO diagnose: channels_last measured slower, threads=2 not measured; its JSON read
+    ``"gain": {"kind": "measured", "ms": null}`` beside the terminal's UNKNOWN_GAIN (docs/diagnose.md: an unknown
+    gain is an estimate of null ms). The kind is that of the number :attr:`Finding.gain_ms` gives, in every view."""
+    from surrobench.records.findings import Clause, MeasuredRemedy
+    from surrobench.report.findings import finding_row
+    from surrobench.results.measured_remedies import attach_measured
+
+    label = "sno 1x3x64x128 b1 fp32 eager"
+    clauses = (Clause("keep one layout: channels_last", ("channels_last",)), Clause("two threads", ("threads",)))
+    norm = Finding("memory_bound", "low", "norm then GELU", (), clauses, config=label)
+    slower = MeasuredRemedy("channels_last", "slower", 0.83, (0.79, 0.92), 40.0, -8.2, noise_floor=0.02, margin=0.02)
+    left = MeasuredRemedy("threads=2", "not-measured", reason="budget spent")
+    (found,) = attach_measured([norm], {label: (slower, left)})
+    assert found.measured == (slower, left) and not found.none_faster and found.best_measured is None
+    assert (found.gain["kind"], found.gain["ms"]) == ("estimate", None) == (found.gain_kind, found.gain_ms)
+    assert brief_cells(found)["gain"] == finding_row(found)[-1] == UNKNOWN_GAIN
+
+
 def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_as_a_saving():
     from dataclasses import replace
 

@@ -35,3 +35,26 @@ def test_not_faster_reads_slower_inconclusive_or_unchanged_by_its_interval():
         "channels_last": "rejected_not_faster (inconclusive)",
         "cudagraph": "rejected_slower",
     }
+
+
+def test_the_reason_reads_the_interval_as_the_verdict_cell_does():
+    """A fresh-user trial: channels_last 0.79x [0.66, 0.95] at a 6.1% noise floor, all below 1 but not past 1 / 1.061,
+    read "rejected_not_faster (slower)" beside the reason "inconclusive, too noisy to judge" and the test for faster.
+    The reason (:meth:`~surrobench.records.paired.Speedup.reason`) starts with the word the cell gives."""
+    from surrobench.records.paired import Speedup
+
+    planted = {
+        "channels_last": (0.66, 0.95, 0.061),  # the trial's
+        "tf32": (0.985, 0.995, 0.01),  # all below 1, inside the 2% band: slower all the same, by less than it
+        "compile": (0.90, 1.10, 0.05),
+    }
+    candidates = []
+    for name, (lo, hi, noise) in planted.items():
+        reason = Speedup((lo + hi) / 2, (lo, hi), noise).reason("the baseline")
+        candidates.append(_cand(name, lo, hi, noise, rounds=6) | {"reason": reason})
+    got = {
+        row["name"]: (row["verdict"], row["reason"].split(":")[0])
+        for row in rows(optimize_entry({"candidates": candidates}))
+    }
+    assert got["channels_last"] == got["tf32"] == ("rejected_not_faster (slower)", "slower, within the margin")
+    assert got["compile"] == ("rejected_not_faster (inconclusive)", "inconclusive, too noisy to judge")

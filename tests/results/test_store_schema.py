@@ -131,7 +131,8 @@ def test_a_running_run_whose_process_is_gone_is_listed_abandoned(tmp_path):
         _stored_running(store, "20261201-000003-reus", pid_started=0.0)  # this pid, but a later process
         _stored_running(store, "20261201-000004-else", pid=ended.pid, host=socket.gethostname() + "-other")
         states = {r.run_id[-4:]: r.state for r in store.list_runs()}
-        assert store.run_state("20261201-000002-gone") == "running"  # derived when listing, never written
+        stored = store.conn.execute("SELECT state FROM runs WHERE run_id = '20261201-000002-gone'").fetchone()
+        assert store.run_state("20261201-000002-gone") == "abandoned" and stored == ("running",)  # derived, not written
     assert states == {"live": "running", "gone": "abandoned", "reus": "abandoned", "else": "running"}
 
 
@@ -152,7 +153,7 @@ def test_an_error_leaving_the_store_marks_this_process_s_running_runs(tmp_path, 
         store.finish_run("20261201-000009-done")
         raise error
     with ResultStore(db) as store:
-        assert {r.run_id[-4:]: store.run_state(r.run_id) for r in store.list_runs()} == {
+        assert {run_id[-4:]: state for run_id, state in store.conn.execute("SELECT run_id, state FROM runs")} == {
             "mine": state,
             "othr": "running",
             "done": "complete",

@@ -32,6 +32,11 @@ from surrobench.errors import ModelError
 #: ``(cause_id, pattern, one line)``: first match wins; the pattern is searched (case-insensitively) in
 #: the :func:`failure_label` (``"Type: message"``) of the exception and of each exception it was raised from.
 FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
+    (  # a build the budget's end cut (tune.trials.Trials.try_recipe): not measured, whatever it is wrapped in
+        "budget_end",
+        r"configtimeout: over the (?P<limit>\S+) s limit \(the budget's end\)",
+        "ran out of the budget: cut at its end, {limit} s after it started",
+    ),
     (
         "fft_no_bf16",
         r"unsupported dtype bfloat16",

@@ -114,7 +114,7 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
     return tuple(out)
 
 
-#: How a finding's gain is known: ``measured`` (one of its remedies was timed against the baseline) or
+#: How a finding's gain is known: ``measured`` (a remedy timed faster saves it, or every one judged, none faster) or
 #: ``estimate`` (a model of the evidence: FLOPs, bytes, launch gaps, counters; None when not computable).
 GAIN_KINDS = ("measured", "estimate")
 
@@ -314,10 +314,10 @@ class Finding(schemas.Plain):
 
     @property
     def gain_kind(self) -> str:
-        """How its gain is known (:data:`surrobench.records.findings.GAIN_KINDS`): ``measured`` when a remedy of its
-        action was judged by a measurement (faster, slower, unchanged, inconclusive, rejected) and its severity is
-        not :attr:`severity_estimated`, else ``estimate``."""
-        return GAIN_KINDS[int(self.severity_estimated or not any(m.verdict in MEASURED for m in self.measured))]
+        """How :attr:`gain_ms` is known (:data:`GAIN_KINDS`): ``measured`` where a measurement gives it
+        (:attr:`best_measured`'s saving, or 0 where :attr:`none_faster` and the severity is not
+        :attr:`severity_estimated`), else ``estimate`` (None where unknown, beside a remedy measured slower too)."""
+        return GAIN_KINDS[int(self.best_measured is None and not (self.none_faster and not self.severity_estimated))]
 
     @property
     def none_faster(self) -> bool:
@@ -345,11 +345,11 @@ class Finding(schemas.Plain):
 
     @property
     def gain_ms(self) -> float | None:
-        """Step time its action saves, ms per step: the saving of :attr:`best_measured`; 0 where :attr:`none_faster`
-        (and the severity not :attr:`severity_estimated`); else the estimate, :attr:`estimated_gain_ms`."""
-        if (best := self.best_measured) is not None:
-            return best.saved_ms
-        return 0.0 if self.none_faster and not self.severity_estimated else self.estimated_gain_ms
+        """Step time its action saves, ms per step, as :attr:`gain_kind` says: measured, the saving of
+        :attr:`best_measured` (0 where none); else the estimate, :attr:`estimated_gain_ms`."""
+        if self.gain_kind == "estimate":
+            return self.estimated_gain_ms
+        return best.saved_ms if (best := self.best_measured) is not None else 0.0
 
     @property
     def gain(self) -> dict:

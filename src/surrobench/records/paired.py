@@ -110,11 +110,15 @@ class Speedup(schemas.Plain):
 
     def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
         """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
-        :meth:`undecided`'s words."""
+        :meth:`undecided`'s words; an interval below 1 not all past ``1 / (1 + margin)`` ``slower, within the margin``,
+        as optimize's table reads it (:meth:`~surrobench.results.optimize.CandidateResult.not_faster`)."""
         text = f"{self.text()} over {over}"
         verdict = self.verdict(rule)
         if verdict in ("faster", "slower"):
             return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
+        if self.ci95[1] < 1.0:
+            edge = f"{1 / (1 + self.margin(rule)):.3f} (1 / (1 + {self.margin_text(rule)}))"
+            return f"slower, within the margin: {text}, upper bound not below {edge}"
         head = f"inconclusive, {self.undecided(rule)}" if verdict == "inconclusive" else "not faster beyond the noise"
         return f"{head}: {text}, lower bound {self.margin_text(rule, cleared=False)}"
 

@@ -139,13 +139,16 @@ def recipe_lines(entry: dict, verify: int = 0, program: str = "surrobench", db: 
     return lines
 
 
-def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
+def stored_line(doc: dict, db: str | None = None, program: str = "surrobench", state: str = "interrupted") -> str:
     """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode left
     out of the match where a recipe changes them); ``db``: a database other than the default, named in the commands;
-    ``program``: how the commands start (``.venv/bin/surrobench``)."""
+    ``program``: how the commands start (``.venv/bin/surrobench``); ``state``: one not finished, as ``history`` lists it
+    (:func:`~surrobench.results.optimize_store.optimization_summaries`)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["interrupted"]:
-        text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
+        gone = {"running": "still running (its process lives)", "abandoned": "abandoned (its process is gone)"}
+        how = gone.get(state, "interrupted (Ctrl-C or a signal)")
+        text = f"{how}: what was measured so far is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         names = {n for c in doc["configs"] for n in c["recommended"]}  # a thread count changes neither field below
         keys = set().union(*(r.fields() for r in remedies.candidate_remedies("cpu", thorough=True) if r.name in names))
@@ -195,11 +198,12 @@ def off_line(entry: dict) -> str:
 
 
 def optimize_renderables(
-    doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
+    doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench", state: str = "interrupted"
 ) -> list:
     """Rich renderables: per config its :data:`_TERMINAL_TABLES` fitted to ``width`` cells, a line per reason and
     top op, the remedies :func:`off_device` named on one line, the recipe (a baseline that could not run: its
-    title and why); then the stored runs (print with ``soft_wrap=True`` and ``crop=False``: command lines)."""
+    title and why); then the stored runs (print with ``soft_wrap=True`` and ``crop=False``: command lines; ``state``:
+    :func:`stored_line`'s)."""
     out: list = []
     for entry in doc["configs"]:
         if entry["error"] and not entry["candidates"]:  # the baseline did not run: one line says why
@@ -220,13 +224,13 @@ def optimize_renderables(
             for x in recipe_lines(entry, doc["verify"], program, db)
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
-    out.append(rich_escape(stored_line(doc, db, program)))
+    out.append(rich_escape(stored_line(doc, db, program, state)))
     return out
 
 
-def optimize_markdown(doc: dict, db: str | None = None) -> str:
+def optimize_markdown(doc: dict, db: str | None = None, state: str = "interrupted") -> str:
     """The document as markdown: per config a heading, the table and its :func:`speedup_note`, the recipe in a
-    code block."""
+    code block; then :func:`stored_line` (``state`` its)."""
     parts = []
     for entry in doc["configs"]:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
@@ -236,7 +240,7 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         if off := off_line(entry):
             parts.append(f"{off}\n")
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"], db=db)) + "\n```\n")
-    parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
+    parts.append(stored_line(doc, db, state=state).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
 
 

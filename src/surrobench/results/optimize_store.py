@@ -10,7 +10,7 @@ from surrobench.records.run import ConfigResult
 from surrobench.records.serve import CapacityOptimization
 from surrobench.errors import UsageError
 from surrobench.results.optimize import CONFIGS, OptimizeReport, config_from_json
-from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
+from surrobench.results.store import ABANDONED, ResultStore, RunSummary, named, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
 #: ``optimize:baseline`` when none was given).
@@ -112,10 +112,11 @@ def optimization_summaries(
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
-    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
-    a search cut short (or still running), else ``complete``. A capacity optimization is one config (its
-    ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has no
-    accuracy verdict), else ``interrupted`` when it decided no recipe.
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``complete``, or for
+    one not finished (``interrupted`` in its document) its baseline run's, begun first and finished with the last
+    write, where that is ``running`` or ``abandoned``, else ``interrupted``. A capacity optimization is one config
+    (its ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has
+    no accuracy verdict), else ``interrupted`` when it decided no recipe.
 
     Raises:
         UsageError: a stored row is not a valid document (:func:`_optimization`).
@@ -142,6 +143,7 @@ def optimization_summaries(
         if tag is not None and own_tag != tag:
             continue
         configs = doc["configs"]
+        state = store.run_state(doc["baseline_run_id"]) if doc.get("interrupted") else "complete"
         summaries.append(
             RunSummary(
                 run_id=doc["optimize_id"],
@@ -152,7 +154,7 @@ def optimization_summaries(
                 n_configs=len(configs),
                 n_failed=sum(1 for c in configs if c.get("error")),
                 n_recipes=sum(1 for c in configs if c.get("recommended", doc.get("recipe"))),  # capacity: recipe
-                state="interrupted" if doc.get("interrupted") else "complete",
+                state=state if state in ("complete", "running", ABANDONED) else "interrupted",
                 kind="optimize",
             )
         )

@@ -546,9 +546,11 @@ class ResultStore:
             finally:
                 self.conn.execute(f"PRAGMA journal_mode = {mode}")
 
-    def run_state(self, run_id: str) -> str:
-        """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
-        return self.conn.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
+    def run_state(self, run_id: str) -> str | None:
+        """The state of ``run_id`` as ``history`` lists it (:data:`RUN_STATES`, or :data:`ABANDONED`: its writer is
+        gone); None when no run has that id."""
+        row = self.conn.execute("SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else _shown_state(*row)
 
     def update_env(self, run_id: str, env: dict) -> None:
         """Replace the run's environment (e.g. with the clocks read after the sweep)."""
@@ -581,8 +583,7 @@ class ResultStore:
                     f"run {run.run_id} in {self.path!r} holds configs the file does not: another run of that id"
                 )
             missing.remove(match)
-        owner = self.conn.execute("SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run.run_id,))
-        if run.run_id in stored and _shown_state(*owner.fetchone()) == "running":
+        if run.run_id in stored and self.run_state(run.run_id) == "running":
             raise UsageError(f"run {run.run_id} in {self.path!r} is still being written by its process")
         env = json.dumps(run.env)
         with self._writing():
