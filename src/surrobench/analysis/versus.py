@@ -37,7 +37,6 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> Match:
     """Solver ms at ``surrogate_error`` on the front of ``(L,)`` levels, and the speedup: a :class:`Match`."""
     front = pareto_front(errors, times_ms)
-    errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     if front.size == 0:
         return Match(BEYOND_COARSEST, None, None)
     e, t = errors[front][::-1], times_ms[front][::-1]  # errors increasing
@@ -52,7 +51,6 @@ def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray,
 def match_time(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> TimeMatch:
     """The solver's error at ``surrogate_ms`` on its front, against the surrogate's (arguments: :func:`match_error`)."""
     front = pareto_front(errors, times_ms)
-    errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     if front.size == 0:
         return TimeMatch(BEYOND_COARSEST, None, None)
     t, e = times_ms[front], errors[front]  # times increasing

@@ -154,14 +154,10 @@ def _run_once(
     target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
     candidates = (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES)  # then the CUDA toolkit's usual places
     ncu = next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
-    options = dict(metrics=metrics, per_config=per_config)
+    cmd = ncu_command(ncu or "ncu", kernels, log_file, target, launch_count, metrics=metrics, per_config=per_config)
     if ncu is None:
-        shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count, **options))
         fix = "install NVIDIA Nsight Compute (CUDA toolkit) or set $NCU; where it is, this runs: "
-        return NcuRun(
-            tuple(shown.split()), None, problem=CounterProblem("ncu_missing", "ncu not found: " + fix + shown)
-        )
-    cmd = ncu_command(ncu, kernels, log_file, target, launch_count, **options)
+        return NcuRun(tuple(cmd), None, problem=CounterProblem("ncu_missing", "ncu not found: " + fix + " ".join(cmd)))
     t0 = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=NCU_TIMEOUT_S)

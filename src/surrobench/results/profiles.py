@@ -31,13 +31,13 @@ def _values(record: object, columns: tuple[str, ...]) -> tuple:
     return tuple(getattr(record, c) for c in columns)
 
 
-def _stored(store: ResultStore, config_id: int, head: str, rows: str) -> tuple | None:
-    """The ``head`` row of a config's table (``SELECT ... WHERE config_id = ?``) and its ``rows`` (the same, in
-    rank order), or None when the config has no such table."""
+def _stored(store: ResultStore, config_id: int, head: str, rows: str, order: str = "rank") -> tuple | None:
+    """The ``head`` row of a config's table (``SELECT ... WHERE config_id = ?``) and its ``rows`` (the same, by
+    the ``order`` column), or None when the config has no such table."""
     found = named(store.conn, head + " WHERE config_id = ?", (config_id,)).fetchone()
     if found is None:
         return None
-    return found, named(store.conn, rows + " WHERE config_id = ? ORDER BY rank", (config_id,)).fetchall()
+    return found, named(store.conn, f"{rows} WHERE config_id = ? ORDER BY {order}", (config_id,)).fetchall()
 
 
 def add_op_table(
@@ -130,15 +130,11 @@ def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -
 
 def load_counters(store: ResultStore, config_id: int) -> ConfigCounters | None:
     """The stored counters of a config, None when it was not measured with ``--counters``."""
-    head = store.conn.execute(
-        "SELECT passes, ncu_wall_s, covered_share, selected_json, command_json, problem_kind, problem_message"
-        " FROM ncu_captures WHERE config_id = ?",
-        (config_id,),
-    ).fetchone()
-    if head is None:
+    head = "SELECT passes, ncu_wall_s, covered_share, selected_json, command_json, problem_kind, problem_message"
+    stored = _stored(store, config_id, head + " FROM ncu_captures", "SELECT measured_json FROM ncu_kernels", "launch")
+    if stored is None:
         return None
-    passes, wall_s, covered, selected, command, kind, message = head
-    rows = named(store.conn, "SELECT measured_json FROM ncu_kernels WHERE config_id = ? ORDER BY launch", (config_id,))
+    (passes, wall_s, covered, selected, command, kind, message), rows = stored
     return ConfigCounters(
         kernels=tuple(MeasuredKernel.from_json(json.loads(r["measured_json"])) for r in rows),
         selected=tuple(json.loads(selected)),
