@@ -14,7 +14,7 @@ from surrobench.api.benchmark import check_cpu_threads
 from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, REPEATS, Calibration, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.config import check_bools, check_ints
-from surrobench.execution.env import busy_host_warning, host_load
+from surrobench.execution.env import busy_host_warning, host_load, listed
 from surrobench.execution.sweep import resolve_device
 from surrobench.records.ceilings import Ceilings
 from surrobench.results.ceilings import save_ceilings
@@ -87,10 +87,8 @@ def check_calibration(
     :func:`~surrobench.execution.host_facts.busy_others`), repeats spread over :data:`MAX_SPREAD`."""
     busy = busy_host_warning(*load, threads) if device == "cpu" else None
     problems = [busy] if busy else []
-    noisy = {name: spread for name, spread in calibration.spreads.items() if spread > MAX_SPREAD}
-    if noisy:
-        listed = ", ".join(f"{name} {spread:.0%}" for name, spread in noisy.items())
-        problems.append(f"{REPEATS} repeats disagree by more than {MAX_SPREAD:.0%}: {listed}")
+    noisy = [f"{name} {spread:.0%}" for name, spread in calibration.spreads.items() if spread > MAX_SPREAD]
+    problems += listed(f"{REPEATS} repeats disagree by more than {MAX_SPREAD:.0%}", noisy)
     return problems
 
 

@@ -172,11 +172,10 @@ def capacity_search(
             if c.recipe in measured and (c.accurate or c is base)
         ]
         why = reasons[0] if all(reasons) else None
-        out = replace(out, candidates=tuple(candidates), top=top.recipe, infeasible=why)
         if skipped:
             skip = f"not tried, the {budget_s:g} s budget spent on the candidates before them: {', '.join(skipped)}"
             notes.append(skip)
-        out = replace(out, notes=tuple(notes))
+        out = replace(out, candidates=tuple(candidates), top=top.recipe, infeasible=why, notes=tuple(notes))
         if why is not None:
             return replace(out, search_s=time.monotonic() - began)
         base_id, base_res = verify(Recipe(), base.settings, base.best_policy)

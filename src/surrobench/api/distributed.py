@@ -87,8 +87,7 @@ def visible_devices(devices: list[int], environ: dict | None = None) -> str:
     environ = os.environ if environ is None else environ
     parent = environ.get("CUDA_VISIBLE_DEVICES")
     visible = [v.strip() for v in parent.split(",")] if parent else [str(i) for i in range(torch.cuda.device_count())]
-    bad = [d for d in devices if d >= len(visible)]
-    if bad:
+    if any(d >= len(visible) for d in devices):
         detail = f"{','.join(map(str, devices))}: only {len(visible)} GPU(s) visible (indices 0-{len(visible) - 1})"
         raise UsageError.bad("devices", detail)
     return ",".join(visible[d] for d in devices)

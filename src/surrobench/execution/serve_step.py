@@ -20,7 +20,7 @@ from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import ModelOutputError, PreparedModel, check_output, config_step, error_text
-from surrobench.execution.runner import in_grad_mode, input_specs
+from surrobench.execution.runner import first_calls_nonfinite, in_grad_mode, input_specs
 from surrobench.execution.sanity import MemoryWatch, check_calls, nonfinite_message
 from surrobench.execution.env import leak_warning
 from surrobench.execution.timing import warm_up
@@ -98,8 +98,7 @@ def _first_called(cfg: ExecConfig, prepared: PreparedModel, sizes, warmup: int, 
         for size, (step, _) in steps.items():
             output = step(0)
             check_output(output)
-            found = check_calls(lambda i, out=output: out, [0], 0, "first")
-            if found:
+            if found := first_calls_nonfinite(step, output, 1):  # its one input set
                 raise NonfiniteOutputError({**found, "batch": size})
             warm_up(step, warmup, cfg.device)
         stack.enter_context(built.pop_all())

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from surrobench.records.run import ConfigResult, ScalingRow, placement
+from surrobench.records.run import ConfigResult, ScalingRow, grouped, placement
 from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
@@ -63,11 +62,9 @@ def _rank_label(r: ConfigResult) -> str:
 
 def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
     """Per multi-rank config, boxes of per-iteration ms per reference, rank and step; None without ranks."""
-    groups: dict[int, list[ConfigResult]] = defaultdict(list)
-    for r in results:
-        where = placement(r)
-        if where is not None and where.role in ("reference", "rank", "step") and r.samples_ms:
-            groups[where.config].append(r)
+    roles = ("reference", "rank", "step")
+    drawn = [r for r in results if r.samples_ms and placement(r) is not None and placement(r).role in roles]
+    groups = grouped(drawn, lambda r: placement(r).config)
     panels = [rs for _, rs in sorted(groups.items()) if any(placement(r).role == "rank" for r in rs)]
     panels = panels[:MAX_RANK_PANELS]
     if not panels:
