@@ -45,7 +45,8 @@ def compare(
     for table in comparison_renderables(pair, width=console.width):
         console.print(table)
     write_json(json_out, pair.to_json())
-    write_output(markdown, comparison_document(pair), "--markdown")
+    if markdown is not None:
+        write_output(markdown, comparison_document(pair), "--markdown")
     if fail_on_regression and gate_failed(pair.comparison):
         raise typer.Exit(EXIT_REGRESSION)
 

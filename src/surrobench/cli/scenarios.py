@@ -38,7 +38,8 @@ def scenarios(
     print_warnings([note] if note else [])
     suite = run_scenarios(only, device=device, db=db, trace_dir=trace_out, warmup=warmup, iters=iters, thresholds=th)
     console.print(scenarios_table(suite.outcomes, suite.device, width=console.width))
-    write_output(markdown, scenarios_markdown(suite.outcomes, suite.findings), "--markdown")
+    if markdown is not None:
+        write_output(markdown, scenarios_markdown(suite.outcomes, suite.findings), "--markdown")
     write_json(json_out, suite.to_json())
     if suite.failed:
         raise typer.Exit(1)

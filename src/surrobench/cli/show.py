@@ -76,5 +76,6 @@ def show(
             rounds = f", {short} with fewer rounds than asked" if short else ""
             print_warnings([f"run {record.run_id} was {how}: {len(record.results)}{of} config(s) stored{rounds}"])
         as_markdown = run_markdown
-    write_output(markdown, as_markdown(record), "--markdown")
+    if markdown is not None:
+        write_output(markdown, as_markdown(record), "--markdown")
     write_json(json_out, record.to_json())

@@ -74,6 +74,7 @@ def versus(
     for table in versus_tables(record, width=console.width):
         console.print(table)
     console.print(summary_line(record), markup=False)
-    write_output(markdown, versus_markdown(record), "--markdown")
+    if markdown is not None:
+        write_output(markdown, versus_markdown(record), "--markdown")
     if html_out is not None:
         write_output(html_out, versus_page(record), "--html")
