@@ -120,3 +120,23 @@ def test_a_v6_no_difference_reads_as_the_paired_rule_s_verdict_of_its_numbers():
     bare = MeasuredRemedy("bf16", "no-difference")  # no numbers to judge
     assert (wide.verdict, near.verdict, bare.verdict) == ("inconclusive", "unchanged", "inconclusive")
     assert all(f", {m.verdict}, " in m.text() and "lower bound" in m.text() for m in (wide, near))
+
+
+def test_a_remedy_below_1_within_the_margin_reads_in_diagnose_as_optimize_reads_it():
+    """A fresh-user trial: diagnose printed compile's 0.79x [0.66, 0.95] "inconclusive, lower bound ..." where optimize,
+    on the same numbers, read "slower, within the margin". One helper (Speedup.words) words both, cited or read back;
+    the verdict stays the rule's ``inconclusive``."""
+    from surrobench.records.findings import MeasuredRemedy
+    from surrobench.records.paired import Speedup
+    from surrobench.results.measured_remedies import measured_remedy
+    from surrobench.results.optimize import CandidateResult
+
+    sp = Speedup(0.79, (0.66, 0.95), 0.08)  # not all past 1 / 1.08 = 0.926 (at a 5% margin 0.95 would be slower)
+    head, bound = sp.words()
+    assert sp.verdict() == "inconclusive" and head == "slower, within the margin" and "upper bound" in bound
+    c = CandidateResult("compile", "rejected_not_faster", sp.reason("the baseline"), speedup=sp, baseline_ms=10.0)
+    m = measured_remedy(c, 1e-2, cited="o7")
+    assert (m.verdict, m.margin) == ("inconclusive", 0.08)
+    assert c.reason.startswith(f"{head}: ") and f", {head}, {bound}" in m.text()
+    direct = MeasuredRemedy("compile", "inconclusive", 0.79, (0.66, 0.95), 10.0, None, noise_floor=0.08, margin=0.08)
+    assert f", {head}, {bound}" in direct.text() and MeasuredRemedy.from_json(m.to_json()).text() == m.text()

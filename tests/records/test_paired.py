@@ -63,9 +63,9 @@ def test_an_interval_too_wide_to_judge_is_said_inconclusive_not_unchanged():
     assert Speedup(1.0, (0.97, 1.03), 0.01).verdict() == "inconclusive"  # past the 2% band
     assert Speedup(1.0, (0.985, 1.015), 0.01).verdict() == "unchanged"  # inside it
     a_a = Speedup(0.998, (0.705, 1.442), 0.0148)
-    assert a_a.verdict() == "inconclusive" and a_a.undecided() == "too noisy to judge"
+    assert a_a.verdict() == "inconclusive" and a_a.words()[0] == "inconclusive, too noisy to judge"
     assert wide.reason("the baseline").startswith("inconclusive, too noisy to judge: 4.50x [0.28, 23.15]")
-    assert flat.reason("the baseline").startswith("not faster beyond the noise: 1.00x")
+    assert flat.reason("the baseline").startswith("unchanged: 1.00x")  # the verdict's own word, as diagnose says it
 
 
 def test_a_narrow_interval_across_the_margins_edge_is_not_called_too_noisy():
@@ -79,7 +79,8 @@ def test_a_narrow_interval_across_the_margins_edge_is_not_called_too_noisy():
         Speedup(1.0, (0.9, 1.1), 0.05),
     )
     assert (edge.verdict(), slow_edge.verdict(), wide.verdict()) == ("inconclusive",) * 3  # the verdicts unchanged
-    assert "edge" in edge.undecided() and "edge" in slow_edge.undecided() and "noisy" in wide.undecided()
+    assert "edge" in edge.words()[0] and "noisy" in wide.words()[0]
+    assert slow_edge.words()[0] == "slower, within the margin"  # all below 1: slower, not by the margin
     assert "edge" in edge.reason("x") and "noisy" not in edge.reason("x") and "noisy" in wide.reason("x")
 
 
@@ -223,17 +224,19 @@ def test_a_bound_names_what_it_is_whether_cleared_or_not():
     """A fresh-user trial read "compile: ..., clears 1 + smallest effect 2.0%" beside "threads=2: inconclusive ...,
     lower bound needs > 1.110" (1 + an 11% noise floor, unnamed): one helper words both, naming what set the bound."""
     from surrobench.records.findings import MeasuredRemedy
-    from surrobench.records.paired import Speedup, margin_words
+    from surrobench.records.paired import FasterRule, Speedup
 
-    assert margin_words(0.11, True) == "noise floor 11.0%"
-    assert margin_words(0.02, False, cleared=True) == "clears 1 + smallest effect of interest 2.0%"
-    assert margin_words(0.11, True, cleared=False) == "needs > 1.110 (1 + noise floor 11.0%)"
+    assert Speedup(1.0, (0.9, 1.1), 0.11).margin_text() == "noise floor 11.0%"
+    assert Speedup(1.0, (0.9, 1.1), 0.01).margin_text(cleared=True) == "clears 1 + smallest effect of interest 2.0%"
+    assert Speedup(1.0, (0.9, 1.1), 0.11).margin_text(FasterRule(0.05), cleared=False) == (
+        "needs > 1.110 (1 + noise floor 11.0%)"
+    )
     noisy = Speedup(0.93, (0.63, 1.07), 0.11)
     assert noisy.verdict() == "inconclusive"
     assert noisy.reason("the baseline").endswith(", lower bound needs > 1.110 (1 + noise floor 11.0%)")
     assert Speedup(1.13, (1.10, 1.16), 0.01).reason("x").endswith(", clears 1 + smallest effect of interest 2.0%")
     m = MeasuredRemedy("threads=2", "inconclusive", 0.93, (0.63, 1.07), 4.5, None, noise_floor=0.11, margin=0.11)
-    assert m.text().endswith("inconclusive, lower bound needs > 1.110 (1 + noise floor 11.0%)")
+    assert m.text().endswith(f"{noisy.words()[0]}, lower bound needs > 1.110 (1 + noise floor 11.0%)")
 
 
 @pytest.mark.parametrize("rounds", [1, 2])

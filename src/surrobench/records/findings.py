@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from surrobench.records import schemas
-from surrobench.records.paired import Speedup, margin_words
+from surrobench.records.paired import Speedup
 from surrobench.records.vocab import REMEDIES, remedy_id
 
 #: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
@@ -200,29 +200,27 @@ class MeasuredRemedy(schemas.Plain):
         return frozenset(remedy_id(part) for part in self.remedy.split("+"))
 
     def text(self) -> str:
-        """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.65x [0.61,
-        0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s spent)``;
-        a cited one names its optimization after its verdict (``compile: measured 1.18x [1.10, 1.27] in optimization
-        o7, ...``, ``bf16: rejected in optimization o7, ...``)."""
+        """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.79x [0.66,
+        0.95], slower, within the margin, ...`` (:meth:`Speedup.words`); ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``;
+        ``fp16: not measured (budget of 30 s spent)``; a cited one names its optimization after its verdict (``compile:
+        measured 1.18x [1.10, 1.27] in optimization o7, ...``, ``bf16: rejected in optimization o7, ...``)."""
         where = f" in optimization {self.cited}" if self.cited else ""
         if self.speedup is not None:
             crowd = f"; {self.reason}" if self.reason else ""  # timed on a crowded host (Trials.crowds)
-            shown = f"{self.speedup:.2f}x"  # a document that kept no interval still reads
-            if self.ci95 is not None:
-                shown = Speedup(self.speedup, self.ci95, self.noise_floor or 0.0).text()
+            shown, words, bound = f"{self.speedup:.2f}x", self.verdict, ""  # a document that kept no interval reads
+            if self.ci95 is not None:  # the margin held is the rule's of its floor (a v6 document's: the floor)
+                paired = Speedup(self.speedup, self.ci95, self.margin if self.noise_floor is None else self.noise_floor)
+                shown = paired.text()
+                if self.margin is not None:  # a lead optimize did not confirm keeps none: its verdict alone
+                    words, bound = paired.words(verdict=self.verdict)
             head = f"{self.remedy}: measured {shown}{where}"
-            ruled = self.margin is not None
-            noise = ruled and self.noise_floor is not None and self.noise_floor >= self.margin
             floor = f" (floor of optimization {self.floor_from})" if self.floor_from else ""
+            bound = f", {bound}{floor}" if bound else ""
             if self.verdict == "faster":
                 saves = f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else ""
                 drift = f" (its window's baseline drifted: {self.baseline_ms:.3g} ms)" if saves and self.drifted else ""
-                cleared = f", {margin_words(self.margin, noise, True)}{floor}" if ruled else ""
-                return head + cleared + saves + drift + crowd
-            needs = ""
-            if ruled and self.verdict != "slower":
-                needs = f", lower bound {margin_words(self.margin, noise, False)}{floor}"
-            return f"{head}, {self.verdict}{needs}{crowd}"
+                return head + bound + saves + drift + crowd
+            return f"{head}, {words}{bound}{crowd}"
         if self.verdict == "rejected-by-accuracy":
             over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{where}{over}" + ("" if over or not self.reason else f" ({self.reason})")

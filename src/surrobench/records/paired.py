@@ -43,16 +43,6 @@ MIN_ROUNDS = 2
 _BATCH = 250
 
 
-def margin_words(margin: float, noise: bool, cleared: bool | None = None) -> str:
-    """The margin a lower bound must clear, in words (the practical band below which no difference counts, module
-    docstring): ``noise floor 11.0%`` where the noise floor set it (``noise``), else ``smallest effect of interest
-    2.0%``; ``cleared`` True: ``clears 1 + ...``; False: ``needs > 1.110 (1 + noise floor 11.0%)``."""
-    what = f"{'noise floor' if noise else 'smallest effect of interest'} {margin:.1%}"
-    if cleared is None:
-        return what
-    return f"clears 1 + {what}" if cleared else f"needs > {1 + margin:.3f} (1 + {what})"
-
-
 @dataclass(frozen=True)
 class FasterRule:
     """The rule's parameters: ``min_effect``, the smallest speedup of interest, a fraction (0.02 = 2%)."""
@@ -82,8 +72,14 @@ class Speedup(schemas.Plain):
         return max(rule.min_effect, self.noise_floor)
 
     def margin_text(self, rule: FasterRule = FasterRule(), cleared: bool | None = None) -> str:
-        """:func:`margin_words` of this speedup's margin."""
-        return margin_words(self.margin(rule), self.noise_floor >= rule.min_effect, cleared)
+        """The margin a lower bound must clear, in words (the practical band below which no difference counts, module
+        docstring): ``noise floor 11.0%`` where the noise floor set it, else ``smallest effect of interest 2.0%``;
+        ``cleared`` True: ``clears 1 + ...``; False: ``needs > 1.110 (1 + noise floor 11.0%)``."""
+        m = self.margin(rule)
+        what = f"{'noise floor' if self.noise_floor >= rule.min_effect else 'smallest effect of interest'} {m:.1%}"
+        if cleared is None:
+            return what
+        return f"clears 1 + {what}" if cleared else f"needs > {1 + m:.3f} (1 + {what})"
 
     def faster(self, rule: FasterRule = FasterRule()) -> bool:
         """The interval's lower end clears ``1 + margin`` (module docstring, "Rule")."""
@@ -96,31 +92,37 @@ class Speedup(schemas.Plain):
     def verdict(self, rule: FasterRule = FasterRule()) -> str:
         """``faster``, ``slower``, ``unchanged`` (the whole interval lies within ``[1 / (1 + margin), 1 + margin]``:
         an estimate within the margin is no evidence of no change, the equivalence test of Lakens et al. 2018) or
-        ``inconclusive`` (:meth:`undecided` says why)."""
+        ``inconclusive`` (:meth:`words` says why)."""
         if self.faster(rule) or self.slower(rule):
             return "faster" if self.faster(rule) else "slower"
         m = self.margin(rule)
         return "unchanged" if 1.0 / (1.0 + m) <= self.ci95[0] and self.ci95[1] <= 1.0 + m else "inconclusive"
 
-    def undecided(self, rule: FasterRule = FasterRule()) -> str:
-        """Why an ``inconclusive`` :meth:`verdict` is one, in words: ``too noisy to judge`` where the interval is wider
-        than 2x the margin, else ``at the margin's edge, could be either side`` (1.04x [1.01, 1.07] at 5%)."""
-        wide = self.ci95[1] - self.ci95[0] > 2.0 * self.margin(rule)
-        return "too noisy to judge" if wide else "at the margin's edge, could be either side"
-
-    def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
-        """The :meth:`verdict` in words against ``over`` (what it is a speedup over); ``inconclusive`` with
-        :meth:`undecided`'s words; an interval below 1 not all past ``1 / (1 + margin)`` ``slower, within the margin``,
-        as optimize's table reads it (:meth:`~surrobench.results.optimize.CandidateResult.not_faster`)."""
-        text = f"{self.text()} over {over}"
-        verdict = self.verdict(rule)
-        if verdict in ("faster", "slower"):
-            return f"{text}, {self.margin_text(rule, cleared=True)}" if verdict == "faster" else f"slower: {text}"
+    def words(self, rule: FasterRule = FasterRule(), verdict: str | None = None) -> tuple[str, str]:
+        """The :meth:`verdict` as every command words it, ``(head, bound)``: ``faster``, the margin it clears; ``slower``;
+        an interval below 1 not all past ``1 / (1 + margin)``: ``slower, within the margin``, the upper bound slower
+        needs; else the lower bound faster needs and ``unchanged``, ``inconclusive, too noisy to judge`` (an interval
+        wider than 2x the margin) or ``inconclusive, at the margin's edge, could be either side`` (1.04x [1.01, 1.07] at
+        5%). ``verdict``: one decided beside the rule (a cut window's ``inconclusive``), alone if the rule differs."""
+        ruled = self.verdict(rule)
+        if verdict not in (None, ruled) or ruled == "slower":
+            return verdict or ruled, ""
+        if ruled == "faster":
+            return ruled, self.margin_text(rule, cleared=True)
         if self.ci95[1] < 1.0:
             edge = f"{1 / (1 + self.margin(rule)):.3f} (1 / (1 + {self.margin_text(rule)}))"
-            return f"slower, within the margin: {text}, upper bound not below {edge}"
-        head = f"inconclusive, {self.undecided(rule)}" if verdict == "inconclusive" else "not faster beyond the noise"
-        return f"{head}: {text}, lower bound {self.margin_text(rule, cleared=False)}"
+            return "slower, within the margin", f"upper bound not below {edge}"
+        if ruled == "inconclusive":
+            wide = self.ci95[1] - self.ci95[0] > 2.0 * self.margin(rule)
+            ruled += ", too noisy to judge" if wide else ", at the margin's edge, could be either side"
+        return ruled, f"lower bound {self.margin_text(rule, cleared=False)}"
+
+    def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
+        """The verdict in :meth:`words` against ``over`` (what it is a speedup over): ``slower, within the margin:
+        0.79x [0.66, 0.95] over the baseline, upper bound not below ...``; a faster one without its head."""
+        head, bound = self.words(rule)
+        text = f"{self.text()} over {over}" + (f", {bound}" if bound else "")
+        return text if self.faster(rule) else f"{head}: {text}"
 
 
 Rounds = tuple[tuple[float, ...], ...]

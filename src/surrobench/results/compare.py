@@ -383,7 +383,7 @@ def compare_config(
     if verdict == "inconclusive":
         lo, hi = median.ci95
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]: {sp.undecided(rule)} "
+            f"{sp.words(rule)[0]}: median ratio {median.ratio:.3f}, 95% CI [{lo:.3f}, {hi:.3f}] "
             f"(±{sp.margin_text(rule)})"
         )
     fewest = min(len(pair.baseline), len(pair.candidate))
