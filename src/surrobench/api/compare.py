@@ -236,9 +236,8 @@ def history(
 
 
 def optimization_state(doc: dict, db: str | Path = DEFAULT_DB) -> str:
-    """How the optimization ``doc`` (an optimize document: :func:`load`'s, or ``optimize``'s) stands, as :func:`history`
-    lists it (:func:`~surrobench.results.optimize_store.optimization_state`): ``complete``, ``running``, ``abandoned``
-    or ``interrupted``, its baseline run read from ``db`` where there is a database there."""
+    """How the optimize document ``doc`` (:func:`load`'s, ``optimize``'s) stands in ``db``, as :func:`history` lists
+    it (:func:`~surrobench.results.optimize_store.optimization_state`): complete, running, abandoned or interrupted."""
     with ResultStore(db, read_only=True) if Path(db).is_file() else contextlib.nullcontext() as store:
         return stored_state(store, doc)
 

@@ -85,8 +85,7 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 UNKNOWN = "unknown"
-#: The cause of a build the budget's end cut, told by the search that cut it (:func:`budget_cut`), never read from an
-#: error's text: not measured, whatever the error it raised says.
+#: The cause of a build the budget's end cut, told by the search that cut it (:func:`budget_cut`), not read from text.
 BUDGET_END = "budget_end"
 _COMPILED = tuple((cause, re.compile(pattern, re.IGNORECASE), line) for cause, pattern, line in FAILURE_CAUSES)
 #: Causes whose pattern is too broad alone: they only count when the text comes from torch.compile.
@@ -102,8 +101,7 @@ class FailureCause(NamedTuple):
 
 
 def budget_cut(after_s: float) -> FailureCause:
-    """The failure of a build the budget's end cut ``after_s`` seconds after it started (:data:`BUDGET_END`;
-    :meth:`~surrobench.tune.trials.Trials.try_recipe`)."""
+    """The failure of a build the budget's end cut ``after_s`` seconds after it started (:data:`BUDGET_END`)."""
     return FailureCause(BUDGET_END, f"ran out of the budget: cut at its end, {after_s:.3g} s after it started")
 
 

@@ -36,9 +36,8 @@ def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = No
     ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`); ``crowd``: why a
     timed one was tried last (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
     if c.cause == BUDGET_END:  # a fresh-user trial's diagnose said "not advised"
-        return MeasuredRemedy(
-            c.name, "not-measured", tolerance=tolerance, reason=budget_cut(c.time_s).line, cited=cited
-        )
+        cut = budget_cut(c.time_s).line
+        return MeasuredRemedy(c.name, "not-measured", tolerance=tolerance, reason=cut, cited=cited)
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
     unjudged = c.too_few_rounds()  # a window the budget cut: inconclusive, whatever its speedup reads

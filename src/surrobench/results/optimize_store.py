@@ -160,9 +160,8 @@ def optimization_summaries(
 
 
 def optimization_state(store: ResultStore | None, doc: dict) -> str:
-    """How the optimization ``doc`` (an optimize document, or any with ``interrupted`` and ``baseline_run_id``) stands,
-    as ``history`` lists it: ``complete``; one not finished (``interrupted`` in it) its baseline run's state in
-    ``store`` (begun first, finished with the last write) where that is ``running`` or ``abandoned``, else (or where
-    ``store`` is None or lacks that run) ``interrupted``."""
+    """How the optimization ``doc`` stands, as ``history`` lists it: ``complete``; one not finished (``interrupted`` in
+    it) its baseline run's state in ``store`` (begun first, finished with the last write) where that is ``running`` or
+    ``abandoned``, else (``store`` None, or without that run) ``interrupted``."""
     state = (store and store.run_state(doc["baseline_run_id"])) if doc.get("interrupted") else "complete"
     return state if state in ("complete", "running", ABANDONED) else "interrupted"
