@@ -22,7 +22,7 @@ _BY_MODULE = {
     "api.serve": ("serve",),
     "api.analyze": ("load_trace", "analyze", "analyze_trace"),
     "api.diagnose": ("diagnose", "Diagnosis"),
-    "api.compare": ("compare", "load_run", "history", "import_run", "load"),
+    "api.compare": ("compare", "load_run", "history", "import_run", "load", "optimization_state"),
     "api.report": ("build_report", "Report"),
     "api.optimize": ("optimize",),
     "api.calibrate": ("calibrate",),

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import run_cli
-from surrobench.api.compare import history
+from surrobench.api.compare import history, load, optimization_state
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.optimize_store import add_optimization
 from surrobench.results.store import ResultStore
@@ -58,7 +58,29 @@ def test_an_unfinished_optimization_reads_as_its_process_stands(tmp_path, capsys
     optimize_id = _stored(db, baseline_state, **owner)
     (listed,) = [r for r in history(db) if r.kind == "optimize"]
     assert listed.state == state
+    assert optimization_state(load(optimize_id, db), db) == state  # one call, as the CLI's, not the whole history
     assert run_cli(["show", optimize_id, "--db", str(db)]) == 0
     out = " ".join(capsys.readouterr().out.split())  # the terminal's wrapping undone
     said = {"running": "still running (", "abandoned": "abandoned (", "interrupted": "interrupted (Ctrl-C"}
     assert [s for s, words in said.items() if words in out] == [state]  # the words of its state, no other's
+
+
+def test_a_finished_optimization_is_complete_and_one_without_its_database_interrupted(tmp_path):
+    db = tmp_path / "r.db"
+    doc = load(_stored(db, "interrupted"), db)
+    assert optimization_state(doc | {"interrupted": False}, db) == "complete"
+    assert optimization_state(doc, tmp_path / "none.db") == "interrupted"  # no database: nothing says it runs
+
+
+def test_show_reads_its_own_optimization_not_every_stored_one(tmp_path, capsys):
+    """``show`` of a running optimization read the whole history, so another stored row it cannot read (a newer
+    version's) failed it; the state of one optimization is read from its own baseline run alone."""
+    db = tmp_path / "r.db"
+    optimize_id = _stored(db, None)
+    with ResultStore(db) as store:
+        newer = '{"schema": "surrobench/optimize-v9"}'
+        row = ("20261202-000000-next", "2026-12-02T00:00:00+00:00", "20261201-103000-base", None, newer)
+        store.conn.execute("INSERT INTO optimizations VALUES (?, ?, ?, ?, ?)", row)
+        store.conn.commit()
+    assert run_cli(["show", optimize_id, "--db", str(db)]) == 0
+    assert "still running (" in " ".join(capsys.readouterr().out.split())

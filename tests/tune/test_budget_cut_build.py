@@ -9,6 +9,8 @@ import time
 from planted_search import PlantedBench, PlantedClock
 from synthetic import optimize_entry
 
+from surrobench.execution.deadline import ConfigTimeout
+from surrobench.execution.failures import BUDGET_END
 from surrobench.records.findings import UNMEASURED_WORDS, Clause, Finding
 from surrobench.results.measured_remedies import attach_measured, cited_measurements
 from surrobench.tune.advice import measure_recipes, recipes_to_measure
@@ -49,8 +51,46 @@ def test_a_build_cut_by_the_budget_is_not_measured_and_its_remedy_still_advised(
 
 
 def test_a_cited_optimization_whose_build_the_budget_cut_is_not_measured_either():
-    failed = {"name": "compile", "verdict": "failed", "reason": f"compile failed: {CUT}", "error": CUT}
+    failed = {"name": "compile", "verdict": "failed", "reason": "compile failed: ran out of the budget", "error": CUT}
+    failed |= {"cause": BUDGET_END, "time_s": 89.0}  # the cause as the search that cut it stored it
     (cited,) = cited_measurements(optimize_entry({"candidates": [failed], "optimize_id": "o7"}))
     assert (cited.verdict, cited.cited) == ("not-measured", "o7")
     (advised,) = attach_measured([_finding()], {}, {LABEL: optimize_entry({"candidates": [failed]})})
     assert advised.remedies == ("compile",)
+
+
+class _LostCut(PlantedBench):
+    """A compilation the budget's end cuts whose error no longer says so (a compile worker's own, raised after)."""
+
+    def open(self, recipe):
+        cut = False
+        try:
+            time.sleep(30)
+        except ConfigTimeout:
+            cut = True
+        if cut:  # raised outside the handler: no ConfigTimeout in its chain, nothing of the budget in its text
+            raise RuntimeError("compile worker exited unexpectedly")
+        return super().open(recipe)
+
+
+class _SaysBudget(PlantedBench):
+    """A model whose own error quotes the budget's cut, raised at once: no budget cut it."""
+
+    def open(self, recipe):
+        raise RuntimeError(f"the model replayed a log line: {CUT}")
+
+
+def _measured(bench, clock, budget_s: float):
+    stored = {frozenset({"compile"}): {"setup_s": 0.01, "optimize_id": "o1"}}  # no first compilation to wait for
+    end = clock() + budget_s
+    trials = Trials(bench, bench.rounds, budget_s=budget_s, budget_end=end, clock=clock, stored=stored)
+    (compiled,) = measure_recipes(trials, recipes_to_measure([_finding()], "cuda"), 1e-2)
+    return trials.done[-1], compiled
+
+
+def test_the_cut_is_told_by_the_search_that_cut_it_not_read_from_the_error_text():
+    clock = _WallClock()
+    cut, measured = _measured(_LostCut({"compile": 2.5}, clock=clock), clock, 0.5)
+    assert (cut.verdict, cut.cause, measured.verdict) == ("failed", BUDGET_END, "not-measured")
+    said, measured = _measured(_SaysBudget({"compile": 2.5}, clock=clock), clock, 60.0)  # an error quoting a cut
+    assert (said.verdict, measured.verdict) == ("failed", "failed") and said.cause != BUDGET_END

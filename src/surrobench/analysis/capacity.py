@@ -153,7 +153,7 @@ def simulated_point(
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     sizes, rng, last_end = tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
-    clock = VirtualClock(wake_s=(unloaded[sizes[0]].loop_ms or 0.0) / 1e3)  # the loop's step after each wake too
+    clock = VirtualClock(wake_s=unloaded[sizes[0]].loop_charge_ms / 1e3)  # the loop's step after each wake too
     excess = {k: u.loaded_excess_ms for k, u in unloaded.items()}  # a mean over the samples: once, not per batch
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
@@ -161,7 +161,7 @@ def simulated_point(
         busy = idle_s < u.gap_ms / 1e3
         pool = u.back_to_back_ms if busy else u.isolated_ms
         pool = u.idle_ms if u.idle_ms and idle_s >= MAX_GAP_S else pool
-        seconds = (pool[int(rng.integers(len(pool)))] + (excess[u.batch] if busy else (u.loop_ms or 0.0))) / 1e3
+        seconds = (pool[int(rng.integers(len(pool)))] + (excess[u.batch] if busy else u.loop_charge_ms)) / 1e3
         clock.advance(seconds)
         last_end[0] = clock.now()
         return seconds
@@ -237,7 +237,7 @@ def sparse_rate(unloaded: dict[int, UnloadedLatency]) -> float:
     """The rate (requests/s) that keeps the smallest batch's isolated median (plus its loop time) busy
     :data:`SPARSE_UTILISATION` of the time."""
     one = unloaded[min(unloaded)]
-    return SPARSE_UTILISATION / ((one.isolated_p50_ms + (one.loop_ms or 0.0)) / 1e3)
+    return SPARSE_UTILISATION / ((one.isolated_p50_ms + one.loop_charge_ms) / 1e3)
 
 
 def no_rate_found(target_p99_ms: float, capacity: Capacity, sparse_rps: float = 0.0) -> str | None:

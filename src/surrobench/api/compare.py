@@ -4,6 +4,7 @@ in ``db``, or a run JSON file."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 from dataclasses import asdict, dataclass, replace
@@ -19,7 +20,7 @@ from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_g
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.execution.env import sweep_warnings as sweep_warnings  # show's: a stored run's, as run's
 from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
-from surrobench.results.optimize_store import optimization_summaries
+from surrobench.results.optimize_store import optimization_state as stored_state, optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
 
@@ -232,6 +233,13 @@ def history(
     # one format of creation time (an older serve run stored its local time without an offset)
     runs = [replace(r, created=created_utc(r.created)) for r in runs]
     return History(sorted(runs, key=lambda r: r.created, reverse=True))
+
+
+def optimization_state(doc: dict, db: str | Path = DEFAULT_DB) -> str:
+    """How the optimize document ``doc`` (:func:`load`'s, ``optimize``'s) stands in ``db``, as :func:`history` lists
+    it (:func:`~surrobench.results.optimize_store.optimization_state`): complete, running, abandoned or interrupted."""
+    with ResultStore(db, read_only=True) if Path(db).is_file() else contextlib.nullcontext() as store:
+        return stored_state(store, doc)
 
 
 @dataclass(frozen=True)

@@ -692,7 +692,7 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
     line to paste), its warnings before where it was stored in ``db`` (named when not the default). A capacity-v1
     document: its ``--json``, then its lines (:func:`~surrobench.report.optimize.capacity_lines`, in a code block
     as ``--markdown``); another verb's document (an interrupted optimize's partial): its ``--json`` alone."""
-    from surrobench.api.compare import history
+    from surrobench.api.compare import optimization_state
     from surrobench.report.optimize import capacity_lines, optimize_markdown, optimize_renderables
 
     if doc["schema"] != schemas.OPTIMIZE:
@@ -703,8 +703,7 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
             console.print(line, markup=False)
         return
     where = None if db == Path(DEFAULT_DB) else str(db)
-    listed = {r.run_id: r.state for r in history(db)} if doc["interrupted"] and db.is_file() else {}
-    state = listed.get(doc["optimize_id"], "interrupted")  # one not finished: still running, or its process gone
+    state = optimization_state(doc, db)  # one not finished: still running, its process gone, or interrupted
     write_output(markdown, optimize_markdown(doc, where, state), "--markdown")
     write_json(json_out, doc)
     *configs, stored = optimize_renderables(doc, where, width=console.width, program=invoked_as(), state=state)

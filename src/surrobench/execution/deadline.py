@@ -45,11 +45,12 @@ def check_timeout_s(timeout_s: float | None) -> None:
 
 
 @contextlib.contextmanager
-def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[None]:
+def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[list[bool]]:
     """Raise :class:`ConfigTimeout` (its message naming the ``limit``) in the block once ``timeout_s`` seconds have
-    passed (None: no limit); the timer is cancelled and the previous SIGALRM handler restored on the way out."""
+    passed (None: no limit); the timer is cancelled and the previous SIGALRM handler restored on the way out. Yields
+    a list that holds True once the limit has passed, so the caller knows its own cut whatever the block raised."""
     if timeout_s is None:
-        yield
+        yield []
         return
 
     active = [True]
@@ -63,7 +64,7 @@ def deadline(timeout_s: float | None, limit: str = "--timeout-s") -> Iterator[No
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        yield
+        yield fired
     finally:
         active[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -32,11 +32,6 @@ from surrobench.errors import ModelError
 #: ``(cause_id, pattern, one line)``: first match wins; the pattern is searched (case-insensitively) in
 #: the :func:`failure_label` (``"Type: message"``) of the exception and of each exception it was raised from.
 FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
-    (  # a build the budget's end cut (tune.trials.Trials.try_recipe): not measured, whatever it is wrapped in
-        "budget_end",
-        r"configtimeout: over the (?P<limit>\S+) s limit \(the budget's end\)",
-        "ran out of the budget: cut at its end, {limit} s after it started",
-    ),
     (
         "fft_no_bf16",
         r"unsupported dtype bfloat16",
@@ -90,6 +85,8 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 UNKNOWN = "unknown"
+#: The cause of a build the budget's end cut, told by the search that cut it (:func:`budget_cut`), not read from text.
+BUDGET_END = "budget_end"
 _COMPILED = tuple((cause, re.compile(pattern, re.IGNORECASE), line) for cause, pattern, line in FAILURE_CAUSES)
 #: Causes whose pattern is too broad alone: they only count when the text comes from torch.compile.
 _COMPILE_ONLY = frozenset({"inductor_complex"})
@@ -101,6 +98,11 @@ class FailureCause(NamedTuple):
 
     cause_id: str
     line: str
+
+
+def budget_cut(after_s: float) -> FailureCause:
+    """The failure of a build the budget's end cut ``after_s`` seconds after it started (:data:`BUDGET_END`)."""
+    return FailureCause(BUDGET_END, f"ran out of the budget: cut at its end, {after_s:.3g} s after it started")
 
 
 def failure_label(exc: BaseException, message: str | None = None) -> str:

@@ -14,6 +14,7 @@ finding's gain is known (a finding none of whose remedies was measured keeps its
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from surrobench.records import schemas
 from surrobench.records.paired import Speedup
@@ -324,7 +325,7 @@ class Finding(schemas.Plain):
         faster = any(m.verdict == "faster" for m in self.measured)  # one without a saving too (no baseline ms)
         return not faster and judged and any(m.verdict in MEASURED for m in self.measured)
 
-    @property
+    @cached_property
     def best_measured(self) -> MeasuredRemedy | None:
         """Its remedy measured faster that saves the most, on the timed step before in a drifted window; or None."""
         faster = [m for m in self.measured if m.verdict == "faster" and m.saved_ms is not None]

@@ -227,10 +227,15 @@ class UnloadedLatency(schemas.Plain):
     saturated_ms: float | None = None
 
     @property
+    def loop_charge_ms(self) -> float:
+        """The loop's own time charged per batch, ms: ``loop_ms``, 0 where it was not measured (None: nothing charged)."""
+        return self.loop_ms or 0.0
+
+    @property
     def loaded_excess_ms(self) -> float:
         """``saturated_ms`` less the back-to-back mean, at least 0 (draws then add up to it); else ``loop_ms`` or 0."""
         mean = sum(self.back_to_back_ms) / len(self.back_to_back_ms)
-        return (self.loop_ms or 0.0) if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
+        return self.loop_charge_ms if self.saturated_ms is None else max(0.0, self.saturated_ms - mean)
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:

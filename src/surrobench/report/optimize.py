@@ -143,7 +143,7 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench", s
     """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode left
     out of the match where a recipe changes them); ``db``: a database other than the default, named in the commands;
     ``program``: how the commands start (``.venv/bin/surrobench``); ``state``: one not finished, as ``history`` lists it
-    (:func:`~surrobench.results.optimize_store.optimization_summaries`)."""
+    (:func:`~surrobench.api.compare.optimization_state`)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["interrupted"]:
         gone = {"running": "still running (its process lives)", "abandoned": "abandoned (its process is gone)"}

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.execution.failures import explain_failure
+from surrobench.execution.failures import BUDGET_END, budget_cut
 from surrobench.execution.host_facts import usable_cpus
 from surrobench.records.findings import JUDGED, MEASURED, Clause, Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.paired import MIN_EFFECT, Speedup
@@ -35,8 +35,9 @@ def measured_remedy(c: CandidateResult, tolerance: float, cited: str | None = No
     rounds ``inconclusive``; a build the budget's end cut, cause ``budget_end``, ``not-measured``, never ``failed``);
     ``cited``: the stored optimization's id where diagnose cites it (:attr:`MeasuredRemedy.cited`); ``crowd``: why a
     timed one was tried last (:meth:`~surrobench.tune.trials.Trials.crowds`), its reason."""
-    if (cut := explain_failure(c.error)).cause_id == "budget_end":  # a fresh-user trial's diagnose said "not advised"
-        return MeasuredRemedy(c.name, "not-measured", tolerance=tolerance, reason=cut.line, cited=cited)
+    if c.cause == BUDGET_END:  # a fresh-user trial's diagnose said "not advised"
+        cut = budget_cut(c.time_s).line
+        return MeasuredRemedy(c.name, "not-measured", tolerance=tolerance, reason=cut, cited=cited)
     sp, base = c.speedup, c.baseline_ms
     staged = c.stacked_on and sp and c.verdict in ("accepted", *SLOWER)
     unjudged = c.too_few_rounds()  # a window the budget cut: inconclusive, whatever its speedup reads

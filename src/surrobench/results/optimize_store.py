@@ -112,9 +112,8 @@ def optimization_summaries(
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
     :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
-    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``complete``, or for
-    one not finished (``interrupted`` in its document) its baseline run's, begun first and finished with the last
-    write, where that is ``running`` or ``abandoned``, else ``interrupted``. A capacity optimization is one config
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` as
+    :func:`optimization_state` reads it. A capacity optimization is one config
     (its ``workload``), on its baseline serve run's device: failed when its baseline failed (its first candidate has
     no accuracy verdict), else ``interrupted`` when it decided no recipe.
 
@@ -143,7 +142,6 @@ def optimization_summaries(
         if tag is not None and own_tag != tag:
             continue
         configs = doc["configs"]
-        state = store.run_state(doc["baseline_run_id"]) if doc.get("interrupted") else "complete"
         summaries.append(
             RunSummary(
                 run_id=doc["optimize_id"],
@@ -154,8 +152,16 @@ def optimization_summaries(
                 n_configs=len(configs),
                 n_failed=sum(1 for c in configs if c.get("error")),
                 n_recipes=sum(1 for c in configs if c.get("recommended", doc.get("recipe"))),  # capacity: recipe
-                state=state if state in ("complete", "running", ABANDONED) else "interrupted",
+                state=optimization_state(store, doc),
                 kind="optimize",
             )
         )
     return summaries
+
+
+def optimization_state(store: ResultStore | None, doc: dict) -> str:
+    """How the optimization ``doc`` stands, as ``history`` lists it: ``complete``; one not finished (``interrupted`` in
+    it) its baseline run's state in ``store`` (begun first, finished with the last write) where that is ``running`` or
+    ``abandoned``, else (``store`` None, or without that run) ``interrupted``."""
+    state = (store and store.run_state(doc["baseline_run_id"])) if doc.get("interrupted") else "complete"
+    return state if state in ("complete", "running", ABANDONED) else "interrupted"

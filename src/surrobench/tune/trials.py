@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surrobench.execution.deadline import ConfigTimeout, deadline
-from surrobench.execution.failures import explain_failure, failure_label
+from surrobench.execution.failures import budget_cut, explain_failure, failure_label
 from surrobench.execution.host_facts import BF16_FLAGS, proc_value
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
@@ -224,10 +224,10 @@ class Trials:
         # is cut at the budget's end; on the main thread only (a signal's)
         main = math.isfinite(self.budget_end) and threading.current_thread() is threading.main_thread()
         try:
-            with deadline(max(self.budget_end - started, 1e-3) if main else None, "the budget's end"):
+            with deadline(max(self.budget_end - started, 1e-3) if main else None, "the budget's end") as fired:
                 handle = bench.open(recipe)
         except (Exception, ConfigTimeout) as exc:  # compile, capture or the model under the remedy failed: kept
-            return self._failed(recipe.name, exc, started, current_name), None
+            return self._failed(recipe.name, exc, started, current_name, bool(fired)), None
         accuracy = bench.accuracy(handle)
         common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
         if accuracy.ok and not handle.nonfinite:
@@ -283,15 +283,19 @@ class Trials:
             self.timed.clear()
         return result, handle
 
-    def _failed(self, name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+    def _failed(
+        self, name: str, exc: BaseException, started: float, stacked_on: str | None, cut: bool = False
+    ) -> CandidateResult:
+        """``name`` failed with ``exc``; ``cut``: the budget's end cut it (:func:`budget_cut`), whatever ``exc`` says."""
         self.bench.free()  # the memory the failed candidate left behind
-        cause = explain_failure(exc, self.bench.device)
+        time_s = self.clock() - started
+        cause = budget_cut(time_s) if cut else explain_failure(exc, self.bench.device)
         return CandidateResult(
             name,
             "failed",
             f"{name} failed: {cause.line}",
             error=failure_label(exc),
             cause=cause.cause_id,
-            time_s=self.clock() - started,
+            time_s=time_s,
             stacked_on=stacked_on,
         )
