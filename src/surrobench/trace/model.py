@@ -290,10 +290,8 @@ class TimelineBuilder:
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
         fields = _TABLES[table].__dataclass_fields__
-        chunks = self._chunks[table]
-        if not chunks:
-            return {k: np.empty(0, dtype=_DTYPES[k]) for k in fields}
-        return {k: np.concatenate([c[k] for c in chunks]) for k in fields}
+        chunks = self._chunks[table]  # an empty column of the field's dtype first: a table without chunks is empty
+        return {k: np.concatenate([np.empty(0, dtype=_DTYPES[k]), *(c[k] for c in chunks)]) for k in fields}
 
 
 def name_text(value) -> str:
