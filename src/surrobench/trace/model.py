@@ -177,9 +177,6 @@ def load_warnings(anomalies: dict[str, int]) -> list[str]:
     return lines
 
 
-_TABLE_FIELDS = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "ranges", "steps")
-
-
 @dataclass(frozen=True, eq=False)
 class Timeline:
     """A whole trace as columns. Every table is sorted by ``start_ns``."""
@@ -196,7 +193,7 @@ class Timeline:
 
     def for_rank(self, rank: int) -> "Timeline":
         """The rows of one rank: same names and time origin, ``meta.ranks == (rank,)``."""
-        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in _TABLE_FIELDS}
+        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in (*_TABLES, "steps")}
         return dataclasses.replace(self, **tables, meta=dataclasses.replace(self.meta, ranks=(rank,)))
 
     def name(self, name_id: int) -> str:
