@@ -222,11 +222,6 @@ class TimelineBuilder:
         self._chunks: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _TABLES}
         self._ids: dict[str, int] = {}
 
-    def intern(self, names) -> np.ndarray:
-        """(n,) int32 ids for an iterable of names, adding new names to the table."""
-        ids = self._ids
-        return np.fromiter((ids.setdefault(n, len(ids)) for n in names), dtype=np.int32)
-
     def names(self) -> tuple[str, ...]:
         """Every interned name, indexed by its id."""
         return tuple(self._ids)
