@@ -135,6 +135,17 @@ def test_the_transformer_fast_path_counts_the_flops_of_its_matmuls():
     assert fused["aten::view"].bytes == 0 and fused["aten::view"].calls > 0  # a view moves no bytes
 
 
+def test_the_fused_multi_head_attention_counts_its_projections_and_attention():
+    b, n, d, heads = 2, 10, 64, 4
+    mha = torch.nn.MultiheadAttention(d, heads, batch_first=True).eval()
+    x = torch.randn(b, n, d)
+    with torch.inference_mode():
+        costs = count_op_costs(lambda: mha(x, x, x), mha)
+    projections = 2 * b * n * d * 4 * d  # Q, K, V and output, each (B L, D) x (D, D)
+    attention = 4 * b * heads * n * n * (d // heads)  # Q K^T and the weights times V
+    assert costs["aten::_native_multi_head_attention"].flops == projections + attention
+
+
 def test_unknown_flops_say_why():
     assert flops_unknown_reason("aten::_efficient_attention_forward") == "fused composite without a FLOP formula"
     assert "transcendental" in flops_unknown_reason("aten::gelu")

@@ -104,8 +104,6 @@ def _inner_outer(tl: Timeline, calls: np.ndarray) -> tuple[np.ndarray, np.ndarra
     ops = tl.cpu_ops
     none = np.full(calls.shape, -1, dtype=np.int64)
     known = calls >= 0
-    if len(ops) == 0 or not known.any():
-        return none, none.copy()
     api, rows = tl.api_calls, calls[known]
     inner, outer = none.copy(), none.copy()
     outer[known] = enclosing_top_level(ops, api.rank[rows], api.tid[rows], api.start_ns[rows])
@@ -117,12 +115,10 @@ def _inner_outer(tl: Timeline, calls: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def host_op_chains(tl: Timeline, calls: np.ndarray) -> list[str]:
     """``"outermost > innermost"`` CPU op names around each API call row (``""``: none); innermost: :func:`launching_op`."""
     ops = tl.cpu_ops
-    if len(ops) == 0 or calls.size == 0:
-        return [""] * int(calls.size)
     inner, outer = _inner_outer(tl, calls)
     # Name ids, -1 for none; the outer op is named only when it is not the inner one.
-    o_name = np.where((outer >= 0) & (outer != inner), take(ops.name_id, outer), -1).astype(np.int64)
-    i_name = np.where(inner >= 0, take(ops.name_id, inner), -1).astype(np.int64)
+    o_name = np.where(outer != inner, take(ops.name_id, outer), -1).astype(np.int64)
+    i_name = take(ops.name_id, inner).astype(np.int64)
     # One string per distinct pair of names: calls of every step share a few chains.
     pairs, index = np.unique((o_name + 1) * (len(tl.names) + 1) + (i_name + 1), return_inverse=True)
     chains = []

@@ -21,13 +21,12 @@ from dataclasses import dataclass, replace
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
+from surrobench.records.kernels import MATMUL_CLASSES
 from surrobench.records.vocab import HALF_PRECISIONS as HALF
 
 MEASURED = "measured (ncu)"
 #: A group's least share of the measured kernel time to make a finding (ours: a tenth).
 MIN_SHARE = 0.10
-#: Kernel classes whose work tensor cores can do: on the FMA pipe, they lose the tensor-core rate.
-MATMUL_CLASSES = ("gemm", "attention", "convolution")
 #: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
 TENSOR_IDLE = 0.10
 #: Kernel classes Inductor fuses with each other (Ansel et al., "PyTorch 2", ASPLOS 2024); GEMM, conv, attention and

@@ -161,7 +161,7 @@ def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
 
 def _call_names(api, rows: np.ndarray, names: np.ndarray) -> list[str]:
     """Name of each API call row; ``""`` for -1. ``names`` is ``("",) + tl.names`` as an object array."""
-    return names[np.where(rows >= 0, take(api.name_id, rows, -1) + 1, 0)].tolist()
+    return names[take(api.name_id, rows, -1) + 1].tolist()
 
 
 def _first_call_ending_in(
@@ -194,9 +194,7 @@ def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
 def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, threshold_ns: int) -> GapReport:
     """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest."""
     if gaps is None:
-        return GapReport(
-            threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=(), host_syncs=None
-        )
+        return GapReport(threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=())
     api = tl.api_calls
     names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
     dur_ns = gaps.g1 - gaps.g0

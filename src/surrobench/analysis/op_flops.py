@@ -158,22 +158,19 @@ def _sdpa_cpu(query, key, value, *args, out_val=None, **kwargs) -> int:
     return attention_flops(b, h, n, key.shape[-2], e)
 
 
-def _projected_attention(x: torch.Tensor, embed_dim: int, heads: int) -> int:
-    """Self-attention of ``x`` (B, L, D) or (L, D): QKV and output projections and the attention."""
-    b, n = (x.shape[0], x.shape[1]) if x.dim() == 3 else (1, x.shape[0])
-    projections = 2 * b * n * embed_dim * (3 * embed_dim + embed_dim)
-    return projections + attention_flops(b, heads, n, n, embed_dim // heads)
-
-
 def _native_mha(query, key, value, embed_dim, num_head, *args, out_val=None, **kwargs) -> int:
-    """``_native_multi_head_attention(query (B, L, D), key, value, embed_dim, num_head, ...)``."""
-    return _projected_attention(query, int(embed_dim), int(num_head))
+    """``_native_multi_head_attention(query (B, L, D) or (L, D), key, value, embed_dim, num_head, ...)`` as
+    self-attention of ``query``: QKV and output projections and the attention."""
+    b, n = (query.shape[0], query.shape[1]) if query.dim() == 3 else (1, query.shape[0])
+    d, heads = int(embed_dim), int(num_head)
+    projections = 2 * b * n * d * (3 * d + d)
+    return projections + attention_flops(b, heads, n, n, d // heads)
 
 
 def _encoder_layer(src, embed_dim, num_heads, *args, out_val=None, **kwargs) -> int:
     """``_transformer_encoder_layer_fwd(src (B, L, D), ..., ffn_weight_1 (F, D), ...)``: attention plus two FFN matmuls."""
     ffn_weight_1 = args[11] if len(args) > 11 else kwargs["ffn_weight_1"]
-    return _projected_attention(src, int(embed_dim), int(num_heads)) + 2 * (2 * src.numel() * ffn_weight_1.shape[0])
+    return _native_mha(src, src, src, embed_dim, num_heads) + 2 * (2 * src.numel() * ffn_weight_1.shape[0])
 
 
 #: Fused composites (transformer fast path, SDPA backends, fused MHA): unknown without a formula.

@@ -20,13 +20,11 @@ def op_table_from_timeline(tl: Timeline) -> OpTable:
     ops, act = tl.cpu_ops, gpu_activity(tl)
     region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
-    owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
+    owner = np.where(take(region, owner, False), -1, owner)  # a new array: the walk below moves its entries
     parent, order = _parents(ops)
     metadata = np.array([categorize(tl.name(n)) == VIEWS for n in ops.name_id.tolist()], dtype=bool)
-    if metadata.any():  # a metadata op's kernels go to its nearest enclosing op that is not one (-1: none)
-        owner = owner.copy()
-        while (moving := (owner >= 0) & metadata[np.maximum(owner, 0)]).any():
-            owner[moving] = parent[owner[moving]]
+    while (moving := take(metadata, owner, False)).any():  # a metadata op's kernels: nearest enclosing op not one
+        owner[moving] = parent[owner[moving]]
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
     self_cpu, total_device = ops.dur_ns / 1e3, self_device.copy()

@@ -433,26 +433,24 @@ def stream_stats(act: GpuActivity) -> tuple[tuple[StreamBusy, ...], tuple[Serial
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         on_dev = (act.rank == rank) & (act.device == device)
         ids = np.unique(act.stream[on_dev]).tolist()
-        sets = {
-            s: intervals.merge(act.start_ns[on_dev & (act.stream == s)], act.end_ns[on_dev & (act.stream == s)])
-            for s in ids
-        }
+        rows = {s: on_dev & (act.stream == s) for s in ids}  # each stream's ops on the device
+        sets = {s: intervals.merge(act.start_ns[mine], act.end_ns[mine]) for s, mine in rows.items()}
         for s in ids:
-            others = on_dev & (act.stream != s)
+            others = on_dev & ~rows[s]
             overlap = intervals.intersection(sets[s], intervals.merge(act.start_ns[others], act.end_ns[others]))
             streams.append(
                 StreamBusy(
                     rank=rank,
                     device=device,
                     stream=s,
-                    ops=int((on_dev & (act.stream == s)).sum()),
+                    ops=int(rows[s].sum()),
                     busy_ms=intervals.total(*sets[s]) / 1e6,
                     overlap_ms=overlap / 1e6,
                 )
             )
         # A stream of NCCL kernels only waits for the compute that produces its data by design: whether that
         # communication could overlap compute is comm_not_overlapped's question, not a serialization.
-        comm_only = {s for s in ids if act.is_nccl[on_dev & (act.stream == s)].all()}
+        comm_only = {s for s in ids if act.is_nccl[rows[s]].all()}
         pairs += [
             p
             for a, b in combinations(ids, 2)

@@ -181,24 +181,23 @@ def parse_flamegraph_svg(text: str) -> tuple[tuple[HostHotspot, ...], int]:
         raise ValueError("no inferno flame graph frames (expected an 'all' frame with fg:x/fg:w attributes)")
     total = root[3]
     rows = sorted({abs(f[1] - root[1]) for f in frames})
+    depths = [rows.index(abs(f[1] - root[1])) for f in frames]  # each frame's row counted from the root's
     by_depth: dict[int, list[tuple[int, int]]] = {}
-    for name, y, x, w in frames:
-        by_depth.setdefault(rows.index(abs(y - root[1])), []).append((x, w))
+    for (_, _, x, w), depth in zip(frames, depths):
+        by_depth.setdefault(depth, []).append((x, w))
     for row in by_depth.values():
         row.sort()
     spans: dict[str, list[tuple[int, int]]] = {}
     selfs: dict[str, int] = {}
-    for name, y, x, w in frames:
+    in_model: dict[str, list[tuple[int, int]]] = {}
+    for (name, _, x, w), depth, held in zip(frames, depths, _inside_module_call(frames, depths)):
         if name == "all":
             continue
-        children = by_depth.get(rows.index(abs(y - root[1])) + 1, [])
+        children = by_depth.get(depth + 1, [])
         lo, hi = bisect.bisect_left(children, (x, -1)), bisect.bisect_left(children, (x + w, -1))
         selfs[name] = selfs.get(name, 0) + w - sum(cw for _, cw in children[lo:hi])
         spans.setdefault(name, []).append((x, x + w))
-    inside = _inside_module_call(frames, [rows.index(abs(f[1] - root[1])) for f in frames])
-    in_model: dict[str, list[tuple[int, int]]] = {}
-    for (name, _, x, w), held in zip(frames, inside):
-        if held and name != "all":
+        if held:
             in_model.setdefault(name, []).append((x, x + w))
     model = {name: _union_width(iv) / total for name, iv in in_model.items()}
     spots = [

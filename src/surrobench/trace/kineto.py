@@ -27,7 +27,6 @@ def load_kineto_files(files: list[Path], many: bool, workers: int | None = None)
         conv = EventConverter(builder, file)
         meta = read_split(file, conv, usable_cpus() if workers is None else workers)
         if meta is None:
-            conv = EventConverter(builder, file)
             meta = read_chrome_trace(file, conv.on_events)
         rank = _rank(meta, file, many=many)
         if rank in ranks:

@@ -16,10 +16,8 @@ from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilde
 _TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
 _TABLE_OF_CATEGORY |= dict(cuda_runtime="api_calls", runtime="api_calls", cuda_driver="api_calls", driver="api_calls")
 _TABLE_OF_CATEGORY |= dict(cpu_op="cpu_ops", operator="cpu_ops", user_annotation="ranges")
-_TABLE_CODE = {
-    cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1 for cat, t in _TABLE_OF_CATEGORY.items()
-}
-_CODES = {t: _TABLE_CODE[c] for c, t in _TABLE_OF_CATEGORY.items()}
+_CODES = {t: i + 1 for i, t in enumerate(dict.fromkeys(_TABLE_OF_CATEGORY.values()))}  # 0: a category not loaded
+_TABLE_CODE = {cat: _CODES[t] for cat, t in _TABLE_OF_CATEGORY.items()}
 _INVALID = -(1 << 63)  # marks a value that is present but cannot be held; reported, then MISSING
 _NUMBER_TYPES = frozenset({int, float})
 _MAX_ABS_US = float(1 << 62) / 1000

@@ -373,8 +373,7 @@ except ImportError:  # the pure-Python path: same slicing, stdlib parser (docs/b
 
 FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id", "bytes")
 """Fields a slice gives, None where absent; the last five from ``args``."""
-_ARGS_KEY = {"device": "device", "stream": "stream", "correlation": "correlation", "external_id": "External id"}
-_ARGS_KEY |= {"bytes": "bytes"}
+_ARGS_KEY = {f: f for f in FIELDS[-5:]} | {"external_id": "External id"}  # each args field's key in ``args``
 
 
 class DictSlice:

@@ -29,7 +29,7 @@ _PROBE_BYTES = 1 << 20
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
-    """Read ``file`` into ``conv`` with ``workers`` processes; the metadata, or None when not split."""
+    """Read ``file`` into ``conv`` with ``workers`` processes; the metadata, or None when not split (``conv`` untouched)."""
     split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
     if split is None:
         return None

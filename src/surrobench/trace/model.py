@@ -177,9 +177,6 @@ def load_warnings(anomalies: dict[str, int]) -> list[str]:
     return lines
 
 
-_TABLE_FIELDS = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "ranges", "steps")
-
-
 @dataclass(frozen=True, eq=False)
 class Timeline:
     """A whole trace as columns. Every table is sorted by ``start_ns``."""
@@ -196,7 +193,7 @@ class Timeline:
 
     def for_rank(self, rank: int) -> "Timeline":
         """The rows of one rank: same names and time origin, ``meta.ranks == (rank,)``."""
-        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in _TABLE_FIELDS}
+        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in (*_TABLES, "steps")}
         return dataclasses.replace(self, **tables, meta=dataclasses.replace(self.meta, ranks=(rank,)))
 
     def name(self, name_id: int) -> str:
@@ -224,11 +221,6 @@ class TimelineBuilder:
     def __init__(self) -> None:
         self._chunks: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _TABLES}
         self._ids: dict[str, int] = {}
-
-    def intern(self, names) -> np.ndarray:
-        """(n,) int32 ids for an iterable of names, adding new names to the table."""
-        ids = self._ids
-        return np.fromiter((ids.setdefault(n, len(ids)) for n in names), dtype=np.int32)
 
     def names(self) -> tuple[str, ...]:
         """Every interned name, indexed by its id."""
@@ -290,10 +282,8 @@ class TimelineBuilder:
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
         fields = _TABLES[table].__dataclass_fields__
-        chunks = self._chunks[table]
-        if not chunks:
-            return {k: np.empty(0, dtype=_DTYPES[k]) for k in fields}
-        return {k: np.concatenate([c[k] for c in chunks]) for k in fields}
+        chunks = self._chunks[table]  # an empty column of the field's dtype first: a table without chunks is empty
+        return {k: np.concatenate([np.empty(0, dtype=_DTYPES[k]), *(c[k] for c in chunks)]) for k in fields}
 
 
 def name_text(value) -> str:

@@ -145,7 +145,7 @@ def _gpu_columns(
     out = {
         "start_ns": cols[0],
         "dur_ns": cols[1],
-        "name_id": builder.intern(names),
+        "name_id": builder.intern_names(names),
         "device": cols[3],
         "stream": cols[4],
         "correlation": [MISSING if c is None else c for c in cols[5]],
@@ -183,7 +183,7 @@ def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
         "api_calls",
         start_ns=start,
         dur_ns=dur,
-        name_id=builder.intern(_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name),
+        name_id=builder.intern_names([_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name]),
         tid=[t or 0 for t in tid],
         correlation=[MISSING if c is None else c for c in corr],
         external_id=np.full(len(rows), MISSING),
@@ -215,11 +215,12 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
     if not rows:
         return anomalies
     start, dur, text, text_id, tid = zip(*rows)
+    names = [name_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
     builder.add(
         "ranges",
         start_ns=start,
         dur_ns=dur,
-        name_id=builder.intern([name_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]),
+        name_id=builder.intern_names(names),
         tid=[t or 0 for t in tid],
         rank=[_rank(pid_of, t) for t in tid],
     )

@@ -93,11 +93,9 @@ class FactorySurrogate(Surrogate):
     seeded from ``generator``; without one, fp32 randn of the full shape or ``(B, 3, N, N)``.
     """
 
-    def __init__(
-        self, spec: str, factory: Callable[..., object], hook: Callable | None, *, where: str | None = None
-    ) -> None:
+    def __init__(self, spec: str, factory: Callable[..., object], hook: Callable | None) -> None:
         self._spec = spec
-        self._where = where or f"model {spec}"
+        self._where = f"model {spec}"
         self._factory_name = getattr(factory, "__name__", type(factory).__name__)
         self._factory = factory
         self._hook: Callable[[int, object], object] | None = hook
@@ -205,7 +203,7 @@ def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurroga
         factory = model
     else:
         raise UsageError(f"model of type {type(model).__name__}: give a name, an nn.Module or a function returning one")
-    return FactorySurrogate(name, factory, getattr(model, "example_inputs", None), where=f"model {name}")
+    return FactorySurrogate(name, factory, getattr(model, "example_inputs", None))
 
 
 def _has_group_parameter(fn: Callable) -> bool:
