@@ -116,12 +116,46 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
 
 def test_the_baselines_own_thread_count_is_no_candidate(model_spec, tmp_path):
     # a CPU optimize tried the count the baseline already ran and listed it "infeasible" among the candidates
+    import torch
+
     plan = sweep_plan(model_spec, shapes=[8], device="cpu", warmup=1, iters=4, input_sets=2, threads=1)
-    with ResultStore(tmp_path / "o.db") as store:
-        request = OptimizeRequest((plan,), rounds=2, only=("threads=1", "channels_last"))
-        (entry,) = optimize_plans(request, store).configs
+    default = torch.get_num_threads()
+    torch.set_num_threads(2)  # torch's default here: not the count the configs ran
+    try:
+        with ResultStore(tmp_path / "o.db") as store:
+            request = OptimizeRequest((plan,), rounds=2, only=("threads=1", "channels_last"))
+            report = optimize_plans(request, store)
+            env = store.load_run(report.baseline_run_id).env
+    finally:
+        torch.set_num_threads(default)
+    (entry,) = report.configs
     assert [c.name for c in entry.candidates] == ["channels_last"] and not entry.not_tried
     assert [n for n in entry.notes if "threads=1" in n]  # said where the config lists what was not tried
+    # trial35: the stored runs' env said torch's default (2), so show warned "try 1 thread" of a --threads 1 search
+    assert env["torch_threads"] == report.env["torch_threads"] == 1
+
+
+def test_a_window_whose_baseline_drifted_from_the_baseline_row_is_named(model_spec, tmp_path, monkeypatch):
+    # trial35: threads=1 accepted 127x in a window whose baseline ran 171 ms beside a baseline row of 0.9 ms, and
+    # nothing said so; planted: the host slows the first window's baseline 20x (measured_remedies.drifted decides)
+    from dataclasses import replace
+
+    real = bench.interleave
+
+    def first_window_slow(variants, *args):
+        baseline, first = variants[0], len(variants[0].rounds)
+        real(variants, *args)
+        if first == 0:
+            slow = [replace(r, samples_ms=tuple(20 * ms for ms in r.samples_ms)) for r in baseline.rounds]
+            baseline.rounds[:] = slow
+
+    monkeypatch.setattr(bench, "interleave", first_window_slow)
+    with ResultStore(tmp_path / "o.db") as store:
+        (entry,) = optimize_plans(_request(model_spec, ("threads=1",)), store).configs
+    (t1,) = entry.candidates
+    assert t1.baseline_ms > 10 * entry.baseline.latency_ms.median  # its window, against the row of every window
+    (note,) = [n for n in entry.notes if n.startswith("the host drifted")]
+    assert f"threads=1 (baseline {t1.baseline_ms:.3g} ms)" in note
 
 
 def test_budget_leaves_candidates_untried(model_spec, tmp_path):

@@ -58,3 +58,29 @@ def test_optimize_reads_the_free_cores_over_the_search_not_one_short_round(monke
     prepared = prepare_model(plan.surrogates[cfg.model], "cpu", 0)
     bench = DeviceBench.start(cfg, prepared, OptimizeRequest((plan,)), time.monotonic() + 60)
     assert bench.free_cores() == 1  # 2 usable CPUs less 1.5 busy: 0.5 rounds to 1 (free_cores_of's floor)
+
+
+def test_a_held_compiled_variant_keeps_its_graph_when_another_is_built(monkeypatch):
+    """trial35: every compiled build reset Dynamo, so optimize's compile handle recompiled in its first round after
+    compile+channels_last was built, and its compile workspace (35 MiB) became the stored recipe's peak memory."""
+    from dataclasses import replace
+
+    from torch import nn
+
+    from surrobench.api.benchmark import sweep_plan
+    from surrobench.execution.interleave import open_variant, time_round
+    from surrobench.execution.runner import prepare_model
+
+    torch.set_num_threads(1)
+    real = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda module, **kw: real(module, backend="eager", dynamic=False))
+    plan = sweep_plan(nn.Conv2d(3, 4, 3, padding=1), shapes=[8], device="cpu", threads=1)
+    cfg = replace(plan.configs[0], mode="compile", input_sets=1)
+    prepared = prepare_model(plan.surrogates[cfg.model], "cpu", 0)
+    counters.clear()
+    with room_for_compiled_variants():
+        held = open_variant(cfg, prepared)
+        open_variant(replace(cfg, channels_last=True), prepared)  # another stride: another graph
+        built = counters["stats"]["unique_graphs"]
+        time_round(held, 1, 2)
+    assert counters["stats"]["unique_graphs"] == built  # the held variant ran its own graph, none compiled again

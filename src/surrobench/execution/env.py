@@ -78,9 +78,9 @@ def git_state() -> dict | None:
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def fingerprint(device: str) -> dict:
-    """The run's ``env`` (run-v1): versions, host, CPU and, on CUDA, the GPU, its driver and ``gpu_clocks``
-    ``{"before", "after"}`` (``after`` filled at the end)."""
+def fingerprint(device: str, threads: int | None = None) -> dict:
+    """The run's ``env`` (run-v1): versions, host, CPU, ``torch_threads`` (the configs' ``threads`` where set, else
+    torch's now) and, on CUDA, the GPU, its driver and ``gpu_clocks`` ``{"before", "after"}`` (``after`` at the end)."""
     import torch
 
     cpu = proc_value("model name") or platform.processor() or platform.machine()
@@ -95,7 +95,7 @@ def fingerprint(device: str) -> dict:
         "platform": platform.platform(),
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": threads or torch.get_num_threads(),
         "load_avg_1m": host_load()[0],
         "driver": None,
         "gpu_clocks": None,
@@ -117,14 +117,14 @@ def fingerprint(device: str) -> dict:
 CLOCK_DROP_FRACTION = 0.9
 
 
-def sweep_warnings(results: list[ConfigResult], env: Mapping, threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops, a busy host if timed (at ``threads``, None: the run ``env``'s torch threads; its
-    load average and CPU count where no config read the CPUs others used), noise, forward flags."""
+def sweep_warnings(results: list[ConfigResult], env: Mapping) -> list[str]:
+    """Failed configs, clock drops, a busy host if timed (at the run ``env``'s torch threads; its load average and CPU
+    count where no config read the CPUs others used), noise, forward flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
     timed = [r.extra for r in results if r.status == "ok"]  # none: no timing a busy host could spoil
-    threads = threads or env.get("torch_threads") or 1
+    threads = env.get("torch_threads") or 1
     busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, threads, timed) if timed else None
     warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say
     noisy = [

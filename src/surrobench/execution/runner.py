@@ -159,6 +159,8 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
     """Inside the config's settings and the model's grad mode: the mode's ``step(i)`` (not yet called) and the input
     sets, for the timing here and the profiling child; with ``cfg.channels_last`` the module converted in place,
     and back afterwards."""
+    if cfg.mode == "compile":  # one config at a time: Dynamo's caches reset, so a sweep never hits its recompile limit
+        torch._dynamo.reset()
     with execution_settings(cfg, prepared.grad_mode):
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
@@ -180,11 +182,9 @@ def config_inputs(cfg: ExecConfig, prepared: PreparedModel) -> list[Inputs]:
 
 def config_step_of(cfg: ExecConfig, module: nn.Module, input_sets: list[Inputs]) -> Step:
     """The mode's ``step(i)`` of ``cfg`` (``eager``, ``compile``, ``cudagraph``; not yet called); ``cfg.compile_mode``
-    reaches ``torch.compile`` only."""
+    reaches ``torch.compile`` only, with static shapes. Dynamo's caches are the caller's to reset between configs
+    (:func:`config_step`): a reset here made a compiled variant still held (optimize's) recompile in its next round."""
     if cfg.mode == "compile":
-        # Static shapes; Dynamo reset first: otherwise the recompile limit is hit across a sweep and later configs
-        # fall back to eager silently.
-        torch._dynamo.reset()
         compiled = torch.compile(module, dynamic=False, mode=cfg.compile_mode)
         return eager_step(compiled, input_sets, cfg.precision, cfg.device)
     return {"eager": eager_step, "cudagraph": cudagraph_step}[cfg.mode](module, input_sets, cfg.precision, cfg.device)

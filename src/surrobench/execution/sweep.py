@@ -222,10 +222,9 @@ def new_run_id() -> str:
 
 def run_environment(request: SweepRequest) -> dict:
     """The run's ``env``: the device's :func:`~surrobench.execution.env.fingerprint` and the run-wide settings."""
-    env = fingerprint(request.device)
+    env = fingerprint(request.device, request.threads)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
-    env["torch_threads"] = request.threads or env["torch_threads"]
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
     return env
 

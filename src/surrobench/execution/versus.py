@@ -82,6 +82,8 @@ def time_surrogate(problem, surrogate, cfg: ExecConfig, cases: list, steps: int)
     n = len(cases)
 
     def timed() -> tuple:
+        if cfg.mode == "compile":  # one config's compiles at a time (runner.config_step_of)
+            torch._dynamo.reset()
         with execution_settings(cfg, prepared.grad_mode):
             input_sets = [tuple(t.to(cfg.device) for t in x) for x in host_inputs]
             h2d = time_loop(lambda i: [t.to(cfg.device) for t in host_inputs[i % n]], H2D_CALLS, cfg.device)

@@ -223,6 +223,7 @@ class DeviceBench:
             Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
+        torch._dynamo.reset()  # the config's compiled variants alone in Dynamo's caches, none reset while held
         baseline = in_grad_mode(prepared, lambda: open_variant(cfg, prepared, own_module=False))
         check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
         if baseline.nonfinite:  # measured as run does by the caller: status nonfinite, no recipe

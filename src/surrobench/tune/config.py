@@ -19,6 +19,7 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.execution.env import listed
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
+from surrobench.results.measured_remedies import drifted
 from surrobench.results.optimize import ConfigOptimization
 from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import SIZING_CALLS, DeviceBench, free_device, room_for_compiled_variants, top_op
@@ -107,6 +108,10 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     recipe_result = replace(variant.result(extra=paired), top_op=tops.get(recipe.name)) if variant else None
     processes = search.processes if variant else None  # an unconfirmed recipe's processes are in its note only
     search.timed.clear()
+    timed = base_result.latency_ms  # a window whose baseline drifted from the baseline row (the one rule) is named
+    late = [f"{c.name} (baseline {c.baseline_ms:.3g} ms)" for c in candidates if drifted(c.baseline_ms, timed)]
+    row = f"{timed.median:.3g} ms [{timed.ci95_median[0]:.3g}, {timed.ci95_median[1]:.3g}]" if late else ""
+    notes += tuple(listed(f"the host drifted: windows timed the baseline off the baseline row's {row}", late))
     elapsed_s = time.monotonic() - started
     return ConfigOptimization(
         baseline=base_result,

@@ -41,7 +41,7 @@ def optimize_plans(
     ``on_phase`` gets a line before each batch of fresh processes."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
-    env = fingerprint(request.sweeps[0].request.device)
+    env = fingerprint(request.sweeps[0].request.device, request.sweeps[0].request.threads)
     now = created_now()
     tag = request.sweeps[0].request.tag
     baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
@@ -66,7 +66,7 @@ def optimize_plans(
             fresh_pairs=request.fresh_pairs,
             interrupted=interrupted,
             warnings=tuple(
-                sweep_warnings([e.baseline for e in done], env, request.sweeps[0].request.threads)
+                sweep_warnings([e.baseline for e in done], env)
                 + forward_warnings([c.result for e in done for c in e.candidates if c.result is not None])
                 + [w for w in (e.drift_warning() for e in done) if w]
             ),
