@@ -447,3 +447,19 @@ def test_every_core_is_not_advised_where_another_finding_holds_the_baseline_own_
     }
     (said,) = [f for f in attach_measured([over, compute], measured) if f.kind == "compute_bound"][0].clauses
     assert said.remedies == () and "not advised" in said.text
+
+def test_none_faster_needs_every_remedy_the_action_names_measured():
+    """trial35's koopman compute_bound: channels_last cited inconclusive, threads ("use every core") and bf16 never
+    measured, yet ``gain.none_faster`` was true ("no remedy it names measured faster"); it holds once all are judged."""
+    cands = [_cand("channels_last", "rejected_not_faster", 1.0)]
+    entry = optimize_entry({"candidates": cands, "recommended": []}) | {"optimize_id": "o7"}
+    every = Clause("use every core", ("threads",), direction="up")
+    action = (Clause("channels_last", ("channels_last",)), Clause("bf16 autocast", ("bf16",)), every)
+    out = _cited(*action, entry=entry, threads=1, severity="info")
+    assert [m.remedy for m in out.measured] == ["channels_last"] and out.remedies == ("bf16", "threads")
+    assert not out.none_faster and out.gain["none_faster"] is False
+    judged = cands + [_cand("bf16", "rejected_slower", 0.4), _cand("threads=2", "rejected_slower", 0.5)]
+    entry = optimize_entry({"candidates": judged, "recommended": []}) | {"optimize_id": "o7"}
+    out = _cited(*action, entry=entry, threads=1, severity="info")
+    assert out.remedies == () and out.none_faster
+

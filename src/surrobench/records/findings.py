@@ -320,8 +320,11 @@ class Finding(schemas.Plain):
 
     @property
     def none_faster(self) -> bool:
-        """Whether every remedy of its action measured was judged, one timed or checked, and none saves time."""
-        judged = all(m.verdict != "not-measured" for m in self.measured)
+        """Whether every remedy its action names or named was measured (a fresh-user trial's compute_bound read "no remedy
+        it names measured faster" beside threads and bf16 never measured), each judged, one timed or checked, and none
+        saves time."""
+        ids = frozenset().union(*(m.remedy_ids for m in self.measured))
+        judged = ids >= set(self.remedies) and all(m.verdict != "not-measured" for m in self.measured)
         faster = any(m.verdict == "faster" for m in self.measured)  # one without a saving too (no baseline ms)
         return not faster and judged and any(m.verdict in MEASURED for m in self.measured)
 
