@@ -471,3 +471,22 @@ def test_none_faster_needs_every_remedy_the_action_names_measured():
     out = _cited(*action, entry=entry, threads=1, severity="info")
     assert out.remedies == () and out.none_faster
 
+
+def test_overlapping_savings_are_said_where_every_diagnosis_says_what_optimize_measured():
+    """trial35 (diagnose --measure-s 0): compile saved 4.63 ms under memory_bound and channels_last 2.91 ms under
+    compute_bound of a 6.81 ms step, both cited, and no line said they overlap (only a diagnosis that measured did):
+    :func:`measured_lines`, which every diagnosis says, holds the note."""
+    from surrobench.results.measured_remedies import measured_lines, overlapping
+
+    cands = [
+        _cand(name, "accepted", median) | {"baseline_ms": 6.8}
+        for name, median in (("compile", 3.13), ("channels_last", 1.74))
+    ]
+    entry = optimize_entry({"candidates": cands, "recommended": []}) | {"optimize_id": "o7"}
+    fuse = Finding("memory_bound", "high", "s", (Evidence("profiler", "x"),), (Clause("fuse", ("compile",)),), 1.0)
+    conv = replace(fuse, kind="compute_bound", action=(Clause("channels_last", ("channels_last",)),))
+    step = config([6.7, 6.81, 6.9])
+    found = attach_measured([replace(f, config="cfg A") for f in (fuse, conv)], {}, {"cfg A": entry}, {"cfg A": step})
+    assert sum(f.gain_ms for f in found) > 6.81 and [f.gain["kind"] for f in found] == ["measured"] * 2
+    (note,) = overlapping(found)
+    assert note in measured_lines(found, {"cfg A": entry})

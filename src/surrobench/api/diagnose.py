@@ -20,7 +20,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, deflate
 from surrobench.analysis.evidence_checks import EvidenceCheck, check_trace, checked, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
+from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, unclaimed
 from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
@@ -285,7 +285,7 @@ def diagnose_workload(
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             record = store.load_run(record.run_id)  # with them: context.measured (workload_context)
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += unclaimed(findings, measured) + overlapping(findings) + disagreements(measured, optimized)
+            warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
             if measuring:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -353,7 +353,7 @@ def diagnose_stored(
     own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
+    warnings += unclaimed(findings, own) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
 

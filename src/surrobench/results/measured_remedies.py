@@ -188,7 +188,8 @@ def recipe_clause(entry: dict) -> Clause | None:
 
 
 def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], rerun=("surrobench", None)) -> list[str]:
-    """What ``surrobench optimize`` measured: a line per config and optimization ``findings`` cite
+    """The note that ``findings``' measured savings overlap (:func:`overlapping`: in every diagnosis, ``--measure-s 0``
+    too), then what ``surrobench optimize`` measured: a line per config and optimization ``findings`` cite
     (:attr:`MeasuredRemedy.cited`; a recipe an action ends with: :func:`recipe_clause`), ``<config>: cited from
     optimization <id>: bf16, recipe compile+bf16``, then for each config of ``measured`` (as :func:`attach_measured`'s)
     that no finding names, its recipe and pooled speedup, or that nothing won; ``rerun``: (program, db) of its ``run
@@ -199,7 +200,8 @@ def measured_lines(findings: Sequence[Finding], measured: Mapping[str, dict], re
         cited.setdefault((f.config, m.cited), []).append(m.remedy)
     for f, e in ((f, measured[f.config]) for f in findings if recipes.get(f.config) in f.clauses):
         cited.setdefault((f.config, e.get("optimize_id")), []).append("recipe " + "+".join(e["recommended"]))
-    lines = [f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(g))}" for (c, o), g in cited.items()]
+    lines = overlapping(findings)
+    lines += [f"{c}: cited from optimization {o}: {', '.join(dict.fromkeys(g))}" for (c, o), g in cited.items()]
     named = {f.config for f in findings}
     for label, entry in ((k, v) for k, v in measured.items() if k not in named):
         if recipes[label] is None:
