@@ -265,9 +265,8 @@ def diagnose_workload(
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
         optimized = measured_for(store, record.results)  # the optimizations cited for each config, read once
-        earlier, told = measured_before(store, record) if measure_s == 0 else ({}, [])  # one measuring judges anew
-        findings = _findings(record, evidence, flops, th, ceilings, optimized, earlier)
-        warnings += told
+        measured, noted = measured_before(store, record) if measure_s == 0 else ({}, [])  # one measuring judges anew
+        findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
         if measure_s > 0 and evidence:
             try:
                 doubt = frozenset(ev.label for ev in evidence if checked(ev).verdict == "unreliable")
@@ -282,14 +281,13 @@ def diagnose_workload(
                 )
             except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
                 (measured, noted), measuring = stop.args, str(stop)
-            warnings += noted
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             record = store.load_run(record.run_id)  # with them: context.measured (workload_context)
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += unclaimed(findings, measured) + disagreements(measured, optimized)
-            if measuring:
-                raise KeyboardInterrupt
+        warnings += noted + unclaimed(findings, measured) + disagreements(measured, optimized)  # diagnose's, as cited
+        if measuring:
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args

@@ -94,10 +94,9 @@ def on_step(
     measured: Sequence[MeasuredRemedy], timed: LatencyStats | None, step: float | None = None
 ) -> tuple[MeasuredRemedy, ...]:
     """``measured`` with every ``saved_ms`` on one step, ``step_ms x (1 - 1 / speedup)`` ms: ``step_ms`` the ``timed``
-    step's median, else ``step`` (None: each keeps its own), no more than its speedup allows on the step diagnosed; a
-    window whose baseline :func:`drifted` from the ``timed`` step is marked ``drifted``, its saving on the smaller of
-    the step and its own baseline, no more than it measured either (a trial's 1.70x of a 12.5 ms window read 42.5 ms
-    on a 103 ms step). Diagnose's own measurements and those it cites, by one rule."""
+    step's median, else ``step`` (None: each keeps its own); a window whose baseline :func:`drifted` from the ``timed``
+    step marked ``drifted``, on the smaller of the two (trial35 read 1.70x of a 12.5 ms window as 42.5 ms saved on a
+    103 ms step): no more than its speedup allows on the step, nor than it measured. Diagnose's own and cited alike."""
     step = timed.median if timed else step
     out = [replace(m, drifted=True) if drifted(m.baseline_ms, timed) else m for m in measured]
     basis = [min(step, m.baseline_ms) if m.drifted and step else step for m in out]

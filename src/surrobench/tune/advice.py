@@ -119,9 +119,8 @@ def measure_recipes(
 
 
 def _interrupted(recipes: Sequence[Recipe], infeasible: Callable[[Remedy], str | None]) -> tuple[MeasuredRemedy, ...]:
-    """``recipes`` Ctrl-C left ``not-measured``, one ``infeasible`` says why (``Bench.infeasible``, or before a bench the
-    baseline's own: :func:`~surrobench.analysis.feasibility.baseline_own`) ``infeasible``, as a measured config says it
-    (a trial's interrupted second batch listed its own threads=1 to try)."""
+    """``recipes`` Ctrl-C left ``not-measured``, those ``infeasible`` says why ``infeasible`` (``Bench.infeasible``, or
+    :func:`~surrobench.analysis.feasibility.baseline_own`): trial35's cut b2 listed its own threads=1 to try."""
     out = (("; ".join(filter(None, map(infeasible, r.remedies))), r.name) for r in recipes)
     return tuple(MeasuredRemedy(r, "infeasible" if w else "not-measured", reason=w or INTERRUPTED) for w, r in out)
 
