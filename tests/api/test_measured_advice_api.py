@@ -148,6 +148,23 @@ def test_the_stored_run_keeps_its_measurements_and_never_readvises_a_rejected_re
     ]
 
 
+def test_a_remedy_a_diagnosis_measured_slower_is_not_readvised_by_another_run_of_its_config(tmp_path, monkeypatch):
+    """trial35: a diagnosis measured bf16 at 0.01x on the HNN's config; ``diagnose --run`` of a profile run of that
+    config advised plain "bf16 autocast" (only optimize's measurements were cited across runs). A later diagnosis
+    that measures nothing, and ``diagnose --run`` of it, read the newest diagnosis's measurements of the config."""
+    _with_a_compile_finding(monkeypatch)
+    slower = MeasuredRemedy("compile", "slower", 0.6, (0.55, 0.65), 8.0, -5.3, 0.0, 1e-2)
+    monkeypatch.setattr(advice, "measure_config", lambda *args, **kw: (slower,))
+    db = tmp_path / "r.db"
+    measuring = diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=5, **SWEEP)
+    later = diagnose("pinn-mlp", db=db, profile_options=OPTIONS, measure_s=0, **SWEEP)
+    for d in (later, diagnose(run=later.run.run_id, db=db)):
+        (owner,) = [f for f in d.findings if f.measured]
+        assert owner.measured == (slower,) and "compile" not in owner.remedies
+        assert f"{owner.config}: remedies measured by diagnosis {measuring.run.run_id}" in d.warnings
+    assert later.context["measured"] == {}  # its own run measured nothing
+
+
 def test_the_stored_run_keeps_its_diagnosis_warnings_for_diagnose_run_and_the_report(tmp_path, monkeypatch):
     """A trial's live diagnosis noted the remedies' windows timing the baseline 12x its timed step (the host
     drifted); ``diagnose --run`` of that run and its HTML report said nothing of it."""

@@ -211,6 +211,38 @@ def test_ctrl_c_keeps_the_remedies_measured_before_it_and_names_those_it_left():
     assert {m.reason for m in measured[1:]} == {INTERRUPTED} and len(measured) == 5
 
 
+def _cpu_config(threads: int = 64):
+    """A CPU config of model ``m`` at ``threads`` torch threads (64: none a candidate sets)."""
+    from surrobench.execution.config import ExecConfig
+    from surrobench.workload.spec import ShapeSpec
+
+    return ExecConfig("m", ShapeSpec(size=8), 1, "fp32", "cpu", "eager", 1, 1, False, 0, 1, threads=threads)
+
+
+def test_a_remedy_the_baseline_has_is_not_applicable_in_a_config_a_ctrl_c_left(monkeypatch):
+    """trial35: diagnose --batch 1,2 --threads 1, Ctrl-C in b1's measuring: b1 said "threads=1: not applicable", b2
+    "threads=1: not measured (interrupted)", a remedy to try; the baseline's own is not applicable whatever cut it."""
+    from types import SimpleNamespace
+
+    from surrobench.tune import advice
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
+    monkeypatch.setattr(advice, "measure_config", stopped)
+    labels = [LABEL.replace("b1", f"b{b}") for b in (1, 2)]
+    results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
+    plan = SimpleNamespace(config_for=lambda r: _cpu_config(threads=1), surrogates={"m": 0})
+    every = Clause("use every core", ("threads",), direction="up")
+    findings = [Finding("compute_bound", "info", "x", (), (every,), None, config=label) for label in labels]
+    with pytest.raises(advice.MeasuringInterrupted) as stop:
+        advice.measure_findings(plan, results, findings, 10.0, clock=lambda: 0.0)
+    for got in stop.value.args[0].values():  # the config cut and the one after it
+        verdicts = {m.remedy: m.verdict for m in got}
+        assert verdicts.pop("threads=1") == "infeasible" and set(verdicts.values()) <= {"not-measured"}
+
+
 def test_ctrl_c_in_one_config_raises_with_its_measurements_and_every_remedy_left(monkeypatch):
     from types import SimpleNamespace
 
@@ -222,7 +254,7 @@ def test_ctrl_c_in_one_config_raises_with_its_measurements_and_every_remedy_left
     monkeypatch.setattr(advice, "measure_config", lambda *a, **k: cut)
     labels = [LABEL, LABEL.replace("b1", "b2")]
     results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
-    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cpu", model="m", seed=0), surrogates={"m": 0})
+    plan = SimpleNamespace(config_for=lambda r: _cpu_config(), surrogates={"m": 0})
     findings = [
         Finding("fragmented_ops", "high", "x", (), (Clause("fuse", ("compile", "threads")),), 1.0, config=label)
         for label in labels
@@ -249,7 +281,7 @@ def test_the_configs_after_a_ctrl_c_are_left_without_raising_another(monkeypatch
     monkeypatch.setattr(advice, "measure_config", stopped)
     labels = [LABEL.replace("b1", f"b{b}") for b in (1, 2, 3)]
     results = [SimpleNamespace(label=lambda lb=lb: lb, latency_ms=None) for lb in labels]
-    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cpu", model="m", seed=0), surrogates={"m": 0})
+    plan = SimpleNamespace(config_for=lambda r: _cpu_config(), surrogates={"m": 0})
     clause = Clause("fuse", ("compile", "threads"))
     findings = [Finding("fragmented_ops", "high", "x", (), (clause,), 1.0, config=label) for label in labels]
     seen = []  # the exceptions in measure_findings' own frame: the one Ctrl-C and its own, none for control flow

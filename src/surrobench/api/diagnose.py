@@ -20,7 +20,7 @@ from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagno
 from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, deflate
 from surrobench.analysis.evidence_checks import EvidenceCheck, check_trace, checked, qualify
 from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
-from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, overlapping, unclaimed
+from surrobench.results.measured_remedies import attach_measured, disagreements, measured_lines, unclaimed
 from surrobench.analysis.feasibility import inapplicable
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
@@ -265,7 +265,8 @@ def diagnose_workload(
     try:
         evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
         optimized = measured_for(store, record.results)  # the optimizations cited for each config, read once
-        findings = _findings(record, evidence, flops, th, ceilings, optimized)
+        measured, noted = measured_before(store, record) if measure_s == 0 else ({}, [])  # one measuring judges anew
+        findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
         if measure_s > 0 and evidence:
             try:
                 doubt = frozenset(ev.label for ev in evidence if checked(ev).verdict == "unreliable")
@@ -280,14 +281,13 @@ def diagnose_workload(
                 )
             except advice.MeasuringInterrupted as stop:  # those measured are kept, stored and cited, then Ctrl-C
                 (measured, noted), measuring = stop.args, str(stop)
-            warnings += noted
             for ev in (ev for ev in evidence if ev.label in measured):  # diagnose --run reads them back
                 store.add_extra(ev.result.config_id, **{MEASURED_KEY: [m.to_json() for m in measured[ev.label]]})
             record = store.load_run(record.run_id)  # with them: context.measured (workload_context)
             findings = _findings(record, evidence, flops, th, ceilings, optimized, measured)
-            warnings += unclaimed(findings, measured) + overlapping(findings) + disagreements(measured, optimized)
-            if measuring:
-                raise KeyboardInterrupt
+        warnings += noted + unclaimed(findings, measured) + disagreements(measured, optimized)  # diagnose's, as cited
+        if measuring:
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         cut = interrupted_profiling(store, record, len(plan.configs), reports, len(reports))
         cut.args = (f"{cut}, {measuring}",) if measuring else cut.args
@@ -349,13 +349,24 @@ def diagnose_stored(
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
     evidence = attribute_by_eager(evidence)
-    kept = (r for r in record.results if MEASURED_KEY in r.extra)  # the remedies its own diagnosis measured
-    own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
+    own, told = measured_before(store, record)
     measured = measured_for(store, record.results)
     findings = _findings(record, evidence, flops, th, ceilings, measured, own)
-    warnings += unclaimed(findings, own) + overlapping(findings) + measured_lines(findings, measured, rerun)
+    warnings += told + unclaimed(findings, own) + measured_lines(findings, measured, rerun)
     warnings += disagreements(own, measured)
     return record, findings, list(dict.fromkeys(warnings)), evidence  # each once: its own, then any new
+
+
+def measured_before(store: ResultStore, record: RunRecord) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
+    """``({config label: measurements}, notes)``: the remedies each config of ``record`` had measured, by its own
+    diagnosis, else by the newest diagnosis of the same config (:meth:`ConfigResult.same_config`), named in a note
+    (trial35: diagnose --run of a profile run advised bf16, measured at 0.01x by a diagnosis of its config)."""
+    runs = [s.run_id for m in {r.model for r in record.results} for s in store.list_runs(m) if s.kind == "diagnose"]
+    ids = dict.fromkeys([record.run_id, *runs])  # its own, then the newest first (list_runs' order)
+    stored = [(run, r) for run in ids for r in store.load_run(run).results if MEASURED_KEY in r.extra]
+    found = {r.label(): got for r in record.results if (got := next((x for x in stored if x[1].same_config(r)), None))}
+    notes = [f"{lb}: remedies measured by diagnosis {run}" for lb, (run, _) in found.items() if run != record.run_id]
+    return {lb: tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for lb, (_, r) in found.items()}, notes
 
 
 def _stored_evidence(store: ResultStore, result: ConfigResult, ceilings, warnings: list, flops: dict):

@@ -12,18 +12,20 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 import torch
 
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
+from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, compiles
 from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.stats import LatencyStats
 from surrobench.analysis.evidence_checks import OP_LEVEL_KINDS
+from surrobench.analysis.feasibility import baseline_own
 from surrobench.records.findings import MEASURED, UNMEASURED_WORDS, Finding, MeasuredRemedy, direction, rank_findings
 from surrobench.results.measured_remedies import floored, measured_remedy, on_step, remedy_parts
 from surrobench.records.vocab import remedy_id
@@ -105,7 +107,7 @@ def measure_recipes(
             try:
                 result, _ = trials.try_recipe(recipe, crowd=crowd)
             except KeyboardInterrupt:  # those measured stand; this one and the rest are not measured
-                out += _interrupted([recipe, *(r for r, _ in turns)])
+                out += _interrupted([recipe, *(r for r, _ in turns)], trials.bench.infeasible)
                 break
             finally:
                 trials.timed.clear()
@@ -116,8 +118,11 @@ def measure_recipes(
     return on_step(out, timed, statistics.median(steps) if steps else None)  # one step: windows drift
 
 
-def _interrupted(recipes: Sequence[Recipe]) -> tuple[MeasuredRemedy, ...]:
-    return tuple(MeasuredRemedy(r.name, "not-measured", reason=INTERRUPTED) for r in recipes)
+def _interrupted(recipes: Sequence[Recipe], infeasible: Callable[[Remedy], str | None]) -> tuple[MeasuredRemedy, ...]:
+    """``recipes`` Ctrl-C left ``not-measured``, those ``infeasible`` says why ``infeasible`` (``Bench.infeasible``, or
+    :func:`~surrobench.analysis.feasibility.baseline_own`): trial35's cut b2 listed its own threads=1 to try."""
+    out = (("; ".join(filter(None, map(infeasible, r.remedies))), r.name) for r in recipes)
+    return tuple(MeasuredRemedy(r, "infeasible" if w else "not-measured", reason=w or INTERRUPTED) for w, r in out)
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> str:
@@ -201,13 +206,14 @@ def measure_findings(
         stored = {remedy_parts(c["name"]): c for c in entry.get("candidates", ())}  # its setups (Trials.stored)
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
+        own = partial(baseline_own, baseline=cfg)  # a remedy the baseline has: not applicable, Ctrl-C or not
         started = clock()
         budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
         if not cut and deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
             notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
             continue
         if cut:  # a config after the one Ctrl-C cut: none of its remedies measured
-            got = _interrupted(recipes_to_measure(mine, cfg.device))
+            got = _interrupted(recipes_to_measure(mine, cfg.device), own)
         else:
             try:
                 prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
@@ -215,7 +221,7 @@ def measure_findings(
                 got = measure_config(cfg, prepared, mine, budget, stored, timed=result.latency_ms, unreliable=doubt)
                 got = floored(got, entry)
             except KeyboardInterrupt:
-                got, cut = _interrupted(recipes_to_measure(mine, cfg.device)), True
+                got, cut = _interrupted(recipes_to_measure(mine, cfg.device), own), True
             except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
                 notes.append(f"{label}: remedies not measured: {explain_failure(exc, cfg.device).line}")
                 continue
