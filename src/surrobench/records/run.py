@@ -514,23 +514,14 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
 
 def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list[ScalingRow]:
     """The scaling table of a multi-rank run's results (empty for an ordinary run), in plan order."""
-    groups: dict[int, dict] = {}
-    for r in results:
-        where = placement(r)
-        if where is None:
-            continue
-        group = groups.setdefault(where.config, {"solo": None, "ranks": {}, "step": None})
-        if where.role == "step":
-            group["step"] = r
-        elif where.role == "reference":
-            group["solo"] = r
-        elif where.role == "rank":
-            group["ranks"][where.rank] = r
-    return [
-        _scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
-        for _, g in sorted(groups.items())
-        if g["step"] is not None and g["ranks"]
-    ]
+    rows = []
+    placed = grouped([(where, r) for r in results if (where := placement(r)) is not None], lambda p: p[0].config)
+    for _, group in sorted(placed.items()):
+        roles = {where.role: r for where, r in group}  # the last of each role
+        ranks = {where.rank: r for where, r in group if where.role == "rank"}
+        if "step" in roles and ranks:
+            rows.append(_scaling_row(roles.get("reference"), [ranks[k] for k in sorted(ranks)], roles["step"]))
+    return rows
 
 
 def _run(result: dict, scaling: bool = False) -> schemas.Check:
