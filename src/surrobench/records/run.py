@@ -494,7 +494,7 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
         _, (lo, hi) = PairedSamples.separate(*rounds).ratio(0.5)  # median(solo) / median(step)
         ci = (factor * lo, factor * hi)
     comm = [r.extra.get("comm") for r in ranks]
-    has_comm = all(comm) and len(comm) == world
+    has_comm = all(comm)
     return ScalingRow(
         label=step.label(),
         world_size=world,
