@@ -198,11 +198,10 @@ def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
     Raises:
         UsageError: a run taken with fewer rounds.
     """
-    rounds = {"BASE": base.env.get("rounds", 1), "NEW": new.env.get("rounds", 1)}
     short = [
-        f"{side} {run.run_id} has {rounds[side]}"
+        f"{side} {run.run_id} has {rounds}"
         for side, run in (("BASE", base), ("NEW", new))
-        if rounds[side] < MIN_GATE_ROUNDS
+        if (rounds := run.env.get("rounds", 1)) < MIN_GATE_ROUNDS
     ]
     if short:
         detail = (
