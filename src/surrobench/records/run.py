@@ -62,13 +62,6 @@ WARNINGS_KEY = "diagnosis_warnings"
 MULTI_RANK_KEYS = ("placement", "comm")
 
 
-def _latency(value: object, where: str) -> None:
-    """A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`."""
-    m = schemas.measure
-    names = {f.name: m for f in fields(LatencyStats)}
-    schemas.keys(names | {"ci95_median": schemas.pair(m)}, exact=True)(value, where)
-
-
 def _ok_is_timed(d: dict, where: str) -> None:
     if d["status"] == "ok" and d["latency_ms"] is None:
         raise schemas.fail(f"{where}.latency_ms", "null for an ok config")
@@ -90,6 +83,10 @@ def _run_id(value: object, where: str) -> None:
 
 _s = schemas
 _count, _text, _measure = _s.nullable(_s.whole()), _s.nullable(_s.text), _s.nullable(_s.measure)
+#: A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`.
+_latency = _s.keys(
+    {f.name: _s.measure for f in fields(LatencyStats)} | {"ci95_median": _s.pair(_s.measure)}, exact=True
+)
 #: The checks of a run-v1 result's keys, in the order written; run-v2 adds ``inputs``, run-v3 the settings
 #: outside the config key it ran with, the rounds its samples came from, and the rounds asked for when an
 #: interruption left it short (else null).
