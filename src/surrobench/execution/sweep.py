@@ -318,12 +318,11 @@ def _run_rounds(
     on_result: Callable[[ConfigResult], None],
     results: list[ConfigResult],
 ) -> None:
-    """Every round of every config, each committed (and appended to ``results``) after its last round. On
+    """Every round of every config, each committed (and appended to ``results``, empty before) after its last round. On
     Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
     short): committed, or after a failed write without a ``config_id``; the exception goes on. The config Ctrl-C
     cut in its first round is kept with the calls timed before it (``run_config``'s ``cut_result``)."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
-    committed = 0
 
     def merged(done: list[ConfigResult]) -> ConfigResult:
         result = merge_rounds(done)
@@ -342,11 +341,10 @@ def _run_rounds(
                 on_result(done[-1])
                 if final:
                     commit(done)
-                    committed += 1
     except (KeyboardInterrupt, StoreWriteError) as exc:
         if hasattr(exc, "cut_result") and not done:
             done.append(exc.cut_result)
-        for done in rounds[committed:]:
+        for done in rounds[len(results) :]:  # those not committed: results holds the committed, in order
             if done and isinstance(exc, KeyboardInterrupt):
                 commit(done)
             elif done:

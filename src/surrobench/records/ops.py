@@ -255,10 +255,9 @@ class OpRows:
     def add_unattributed(self, durations: list[tuple[str, float]], attributed: Counter) -> tuple[Counter, Counter]:
         """Rows, named after the kernel, for device time no op claimed (e.g. a CUDA graph replay). Returns each
         kernel name's device time, us, and calls in ``durations``."""
-        by_name, count = Counter(), Counter()
+        by_name, count = Counter(), Counter(name for name, _ in durations)
         for name, us in durations:
             by_name[name] += us
-            count[name] += 1
         for name, us in by_name.items():
             rest = us - attributed.get(name, 0.0)
             if rest > 1e-6 * max(us, 1.0):

@@ -62,13 +62,6 @@ WARNINGS_KEY = "diagnosis_warnings"
 MULTI_RANK_KEYS = ("placement", "comm")
 
 
-def _latency(value: object, where: str) -> None:
-    """A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`."""
-    m = schemas.measure
-    names = {f.name: m for f in fields(LatencyStats)}
-    schemas.keys(names | {"ci95_median": schemas.pair(m)}, exact=True)(value, where)
-
-
 def _ok_is_timed(d: dict, where: str) -> None:
     if d["status"] == "ok" and d["latency_ms"] is None:
         raise schemas.fail(f"{where}.latency_ms", "null for an ok config")
@@ -90,6 +83,10 @@ def _run_id(value: object, where: str) -> None:
 
 _s = schemas
 _count, _text, _measure = _s.nullable(_s.whole()), _s.nullable(_s.text), _s.nullable(_s.measure)
+#: A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`.
+_latency = _s.keys(
+    {f.name: _s.measure for f in fields(LatencyStats)} | {"ci95_median": _s.pair(_s.measure)}, exact=True
+)
 #: The checks of a run-v1 result's keys, in the order written; run-v2 adds ``inputs``, run-v3 the settings
 #: outside the config key it ran with, the rounds its samples came from, and the rounds asked for when an
 #: interruption left it short (else null).
@@ -494,7 +491,7 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
         _, (lo, hi) = PairedSamples.separate(*rounds).ratio(0.5)  # median(solo) / median(step)
         ci = (factor * lo, factor * hi)
     comm = [r.extra.get("comm") for r in ranks]
-    has_comm = all(comm) and len(comm) == world
+    has_comm = all(comm)
     return ScalingRow(
         label=step.label(),
         world_size=world,
@@ -514,23 +511,14 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
 
 def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list[ScalingRow]:
     """The scaling table of a multi-rank run's results (empty for an ordinary run), in plan order."""
-    groups: dict[int, dict] = {}
-    for r in results:
-        where = placement(r)
-        if where is None:
-            continue
-        group = groups.setdefault(where.config, {"solo": None, "ranks": {}, "step": None})
-        if where.role == "step":
-            group["step"] = r
-        elif where.role == "reference":
-            group["solo"] = r
-        elif where.role == "rank":
-            group["ranks"][where.rank] = r
-    return [
-        _scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
-        for _, g in sorted(groups.items())
-        if g["step"] is not None and g["ranks"]
-    ]
+    rows = []
+    placed = grouped([(where, r) for r in results if (where := placement(r)) is not None], lambda p: p[0].config)
+    for _, group in sorted(placed.items()):
+        roles = {where.role: r for where, r in group}  # the last of each role
+        ranks = {where.rank: r for where, r in group if where.role == "rank"}
+        if "step" in roles and ranks:
+            rows.append(_scaling_row(roles.get("reference"), [ranks[k] for k in sorted(ranks)], roles["step"]))
+    return rows
 
 
 def _run(result: dict, scaling: bool = False) -> schemas.Check:

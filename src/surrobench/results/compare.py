@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePath
@@ -199,11 +198,10 @@ def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
     Raises:
         UsageError: a run taken with fewer rounds.
     """
-    rounds = {"BASE": base.env.get("rounds", 1), "NEW": new.env.get("rounds", 1)}
     short = [
-        f"{side} {run.run_id} has {rounds[side]}"
+        f"{side} {run.run_id} has {rounds}"
         for side, run in (("BASE", base), ("NEW", new))
-        if rounds[side] < MIN_GATE_ROUNDS
+        if (rounds := run.env.get("rounds", 1)) < MIN_GATE_ROUNDS
     ]
     if short:
         detail = (
@@ -492,16 +490,11 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
     pair; measurements (:data:`_MEASURED_EXTRA`) left out."""
-    values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
-    differs: set[str] = set()
-    for b, n in pairs:
-        for key in (set(b.extra) & set(n.extra)) - _MEASURED_EXTRA:
-            values[key][0].add(_hashable(b.extra[key]))
-            values[key][1].add(_hashable(n.extra[key]))
-            if b.extra[key] != n.extra[key]:
-                differs.add(key)
+    shared = [(k, b.extra[k], n.extra[k]) for b, n in pairs for k in (set(b.extra) & set(n.extra)) - _MEASURED_EXTRA]
     return tuple(
-        EnvDifference(f"config.{k}", _summarize(values[k][0]), _summarize(values[k][1])) for k in sorted(differs)
+        EnvDifference(f"config.{k}", *(_summarize({_hashable(v[side]) for v in values}) for side in (1, 2)))
+        for k, values in sorted(grouped(shared, lambda v: v[0]).items())
+        if any(base != new for _, base, new in values)
     )
 
 
