@@ -128,8 +128,11 @@ def test_ctrl_c_while_measuring_keeps_the_remedies_measured_and_says_which_it_le
     first, second = (r.label() for r in d.run.results)
     measured = _measured_by_config(d.findings)
     assert measured[first] == (faster,) and d.context["interrupted"] is True
-    assert {(m.verdict, m.reason) for m in measured[second]} == {("not-measured", advice.INTERRUPTED)}
-    assert str(cut.value).endswith(f", 2 of 2 profiled, 1 of {1 + len(measured[second])} remedies measured")
+    # a remedy the baseline already has (threads=N at torch's default, which differs between workers) is not
+    # applicable, Ctrl-C or not; every other one is not measured for the interrupt
+    left = [(m.verdict, m.reason) for m in measured[second] if m.verdict != "infeasible"]
+    assert set(left) == {("not-measured", advice.INTERRUPTED)}
+    assert str(cut.value).endswith(f", 2 of 2 profiled, 1 of {1 + len(left)} remedies measured")  # of those that apply
     assert any(w.startswith(second) and w.endswith(advice.INTERRUPTED) for w in d.warnings)
     stored = diagnose(run=d.run.run_id, db=db)  # stored where diagnose stores them: --run reads them back
     assert _measured_by_config(stored.findings) == measured
