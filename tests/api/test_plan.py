@@ -66,7 +66,7 @@ def test_profiling_pairs_results_with_configs_by_identity_not_position(swept):
 
     def profile_one(cfg, result, config_id, store, options, run_id):
         calls.append((cfg, result, config_id))
-        return type("Report", (), {"config": result.with_top_op(f"op-b{cfg.batch}", 1.0)})()
+        return type("Report", (), {"config": replace(result, top_op={"name": f"op-b{cfg.batch}", "share": 1.0})})()
 
     profiled, reports = profile_phase(plan, shuffled, store, None, profile_one=profile_one)
     assert len(calls) == 3

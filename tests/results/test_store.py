@@ -54,7 +54,7 @@ def test_round_trip_through_sqlite(tmp_path):
         run = _run()
         store.begin_run(run, "surrobench run")
         ids = [store.add_result(run.run_id, r) for r in (_result(1), _result(2, status="oom"))]
-        store.set_top_op(ids[0], "aten::_fft_r2c", 0.4)
+        store.set_top_op(ids[0], {"name": "aten::_fft_r2c", "share": 0.4})
     with ResultStore(db) as store:  # reopened: everything was committed
         loaded = store.load_run("20261130")
     assert loaded.results[0].top_op == {"name": "aten::_fft_r2c", "share": 0.4}

@@ -85,8 +85,8 @@ def profile_config(
     step_ms = statistics.fmean(child["active_step_ms"])  # ProfileReport.profiled_step_ms says why the mean
     overhead = step_ms / result.latency_ms.median - 1 if result.latency_ms else None
     if (top := table.top_op()) is not None:
-        result = result.with_top_op(top.name, top.share)
-        store.set_top_op(config_id, top.name, top.share)
+        result = replace(result, top_op={"name": top.name, "share": float(top.share)})
+        store.set_top_op(config_id, result.top_op)
     trace = child["trace_path"]
     add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=trace)
     ops = deflate(table, step_ms, result.latency_ms.median if result.latency_ms else None)

@@ -19,7 +19,7 @@ import datetime as dt
 import html
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text
@@ -250,10 +250,6 @@ class ConfigResult:
         same = same and self.key()[:-1] == other.key()[:-1] and len(self.inputs) == len(other.inputs)  # inputs: below
         pairs = zip(self.inputs, other.inputs)
         return same and all(a.shape == b.shape and (a.dtype == b.dtype or None in (a.dtype, b.dtype)) for a, b in pairs)
-
-    def with_top_op(self, name: str, share: float) -> "ConfigResult":
-        """A copy with ``top_op`` set (share of device time, a fraction in [0, 1])."""
-        return replace(self, top_op={"name": name, "share": float(share)})
 
     def to_json(self) -> dict:
         """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds

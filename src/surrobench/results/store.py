@@ -614,11 +614,11 @@ class ResultStore:
         )
         return config_id
 
-    def set_top_op(self, config_id: int, name: str, share: float) -> None:
-        """Record the top operator (share of device time, a fraction) of a profiled config."""
+    def set_top_op(self, config_id: int, top_op: dict) -> None:
+        """Record the top operator of a profiled config, :attr:`ConfigResult.top_op` (``{"name", "share"}``)."""
         with self._writing():
             sql = "UPDATE configs SET top_op_json = ? WHERE config_id = ?"
-            self.conn.execute(sql, (json.dumps({"name": name, "share": float(share)}), config_id))
+            self.conn.execute(sql, (json.dumps(top_op), config_id))
 
     def add_extra(self, config_id: int, **extra) -> None:
         """Merge ``extra`` (JSON values) into a stored config's :attr:`ConfigResult.extra`."""
