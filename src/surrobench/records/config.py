@@ -66,15 +66,16 @@ def mode_text(mode: str, settings: Mapping) -> str:
 SETTINGS_NOTE = "settings differ: BASE {}, NEW {}"
 
 
-def same_settings(modes: tuple[str, str], sides: tuple[Mapping, Mapping], default_threads: tuple) -> bool:
+def same_settings(modes: tuple[str, str], sides: tuple[Mapping, Mapping], default_threads: tuple | None = None) -> bool:
     """Whether two sides' modes and execution settings (:data:`EXEC_SETTINGS`, ``cudnn_benchmark``) are the same, a
     setting left to its default (absent, None or False) being that default: off for a toggle, and for ``threads``,
     where a side sets it, the count torch ran with by default on the other (``default_threads``: each record's, None
-    where it holds none): ``threads=2`` against a default of 2 is the same."""
+    where it holds none; omitted, each side's ``torch_threads``): ``threads=2`` against a default of 2 is the same."""
     fill = any(s.get("threads") for s in sides)
+    threads = default_threads or tuple(s.get("torch_threads") for s in sides)  # a config's extra holds its own
     a, b = (
         {k: s.get(k) or (t if fill and k == "threads" else None) for k in (*EXEC_SETTINGS, "cudnn_benchmark")}
-        for s, t in zip(sides, default_threads)
+        for s, t in zip(sides, threads)
     )
     return modes[0] == modes[1] and a == b
 

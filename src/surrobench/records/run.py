@@ -245,8 +245,7 @@ class ConfigResult:
     def same_config(self, other: ConfigResult) -> bool:
         """Whether ``other`` ran this config as this ran it: the same :meth:`key`, as many inputs of the same shapes and
         dtypes where both record one (a legacy record's one input matches), and ``same_settings`` (torch's default)."""
-        threads = (self.extra.get("torch_threads"), other.extra.get("torch_threads"))
-        same = same_settings((self.mode, other.mode), (self.extra, other.extra), threads)
+        same = same_settings((self.mode, other.mode), (self.extra, other.extra))
         same = same and self.key()[:-1] == other.key()[:-1] and len(self.inputs) == len(other.inputs)  # inputs: below
         pairs = zip(self.inputs, other.inputs)
         return same and all(a.shape == b.shape and (a.dtype == b.dtype or None in (a.dtype, b.dtype)) for a, b in pairs)

@@ -364,10 +364,8 @@ def compare_config(
     }
     # modes and execution settings (mode_text; cudnn_benchmark when on) are outside the config key: the table hides them
     ran = [mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new)]
-    threads = (base.extra.get("torch_threads"), new.extra.get("torch_threads"))  # each host's default where not set
-    notes = (
-        [] if same_settings((base.mode, new.mode), (base.extra, new.extra), threads) else [SETTINGS_NOTE.format(*ran)]
-    )
+    same = same_settings((base.mode, new.mode), (base.extra, new.extra))  # threads: each host's default where not set
+    notes = [] if same else [SETTINGS_NOTE.format(*ran)]
     if busy:
         b, n = (fmt(others[side], ".2f") for side in ("base", "new"))
         notes.append(f"busy host: other processes kept {b} (BASE) and {n} (NEW) CPU(s) busy: a change may be theirs")
