@@ -178,7 +178,7 @@ def distributed_run(
 class _Models:
     """One model resident at a time per role (``solo``: rank 0 alone, ``world``: all ranks)."""
 
-    def __init__(self, request: SweepRequest, surrogates: dict, groups: RankGroups, parallel: str) -> None:
+    def __init__(self, request: SweepRequest, surrogates: dict, groups: RankGroups | None, parallel: str) -> None:
         self._request, self._surrogates, self._groups, self._parallel = request, surrogates, groups, parallel
         self._cache: dict[str, tuple[str, PreparedModel]] = {}
 
@@ -271,18 +271,14 @@ def _spread(
     env: RankEnv,
 ) -> None:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
-    request, configs, surrogates = plan.request, plan.configs, plan.surrogates
+    request, configs = plan.request, plan.configs
     mine = deal_configs(len(configs), env.world_size)[env.rank]
-    prepared: dict[str, PreparedModel] = {}
+    models = _Models(request, plan.surrogates, None, "configs")  # one model resident at a time, of no group
     rounds: dict[int, list[ConfigResult]] = {i: [] for i in mine}
     me = facts[env.rank]
     for round_index in range(request.rounds):
         for i in mine:
-            cfg = configs[i]
-            if cfg.model not in prepared:
-                prepared.clear()
-                prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
-            rounds[i].append(run_config(cfg, prepared[cfg.model]))
+            rounds[i].append(run_config(configs[i], models.get(configs[i].model, "world")))
             if round_index == request.rounds - 1:
                 where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
                 store.add_result(run_id, placed(merge_rounds(rounds[i]), where))
