@@ -316,7 +316,9 @@ def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_
     assert any(n.startswith("the baseline as its sizing round timed it") for n in entry.notes)
 
 
-def test_ctrl_c_in_the_baseline_s_first_call_keeps_the_config_interrupted_as_run_does(model_spec, tmp_path, monkeypatch):
+def test_ctrl_c_in_the_baseline_s_first_call_keeps_the_config_interrupted_as_run_does(
+    model_spec, tmp_path, monkeypatch
+):
     """Ctrl-C in the baseline's first call (a model with a slow lazy setup): the config is kept, ``interrupted`` at
     its first call, as ``run`` keeps it, so that ``history --model`` and ``show`` find it; it was lost (no config)."""
 
