@@ -507,11 +507,8 @@ class WorkloadOptions(SettingsOptions):
     def settings(self) -> dict:
         """The keywords of :meth:`sweep` but those of the sweep's own (``batches``, ``iters``, ``rounds``, ...), for
         the verbs that take one config without a sweep plan (``serve``, optimize's capacity objective)."""
-        return {
-            _PLURAL.get(f.name, f.name): getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s")
-        }
+        own = ("batches", "iters", "rounds", "trust_pickle", "timeout_s")
+        return {name: value for name, value in self.sweep().items() if name not in own}
 
 
 #: The library's plural name of each workload option that takes a list.
