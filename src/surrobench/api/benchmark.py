@@ -160,10 +160,9 @@ def sweep_request(
         timeout_s=timeout_s,
         **settings,
     )
-    # what runs on a device is optimize's rule, a remedy's devices (a compile mode is warned of: a compile still runs)
     asked = {("cudnn_benchmark", cudnn_benchmark): "cudnn_benchmark"} | {("mode", m): "modes" for m in mode_list}
-    asked |= {("precision", p): "precisions" for p in request.precisions}
-    for remedy in candidate_remedies(request.device):
+    asked |= {("precision", p): "precisions" for p in request.precisions}  # a compile mode is warned of: it runs
+    for remedy in candidate_remedies(request.device):  # what runs on a device: optimize's rule, a remedy's devices
         if request.device not in remedy.devices and set(remedy.settings) <= asked.keys():
             value, summary = remedy.settings[0][1], remedy.summary
             detail = f"{'' if value is True else f'{value} '}needs {{device}} {' or '.join(remedy.devices)} ({summary})"
