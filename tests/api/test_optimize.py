@@ -350,6 +350,28 @@ def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_
     assert any(n.startswith("the baseline as its sizing round timed it") for n in entry.notes)
 
 
+def test_ctrl_c_in_the_baseline_s_first_call_keeps_the_config_interrupted_as_run_does(
+    model_spec, tmp_path, monkeypatch
+):
+    """Ctrl-C in the baseline's first call (a model with a slow lazy setup): the config is kept, ``interrupted`` at
+    its first call, as ``run`` keeps it, so that ``history --model`` and ``show`` find it; it was lost (no config)."""
+
+    def ctrl_c(cfg, prepared, own_module=True):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "open_variant", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(Interrupted, match="0 of 1 configs optimized, the last one in part") as cut:
+            optimize_plans(_request(model_spec, ("threads=1",)), store)
+        report = cut.value.partial
+        (stored,) = store.load_run(report.baseline_run_id).results
+        assert [r.run_id for r in store.list_runs(model=model_spec)] == [report.baseline_run_id]
+        assert find_optimization(store, report.optimize_id)["configs"][0]["cut_short"] is True
+    (entry,) = report.configs
+    assert entry.cut_short and entry.baseline.status == stored.status == "interrupted"
+    assert stored.extra["timeout_phase"] == "first_call" and stored.input_shape == (1, 3, 8, 8)
+
+
 def test_ctrl_c_while_the_compile_cache_is_set_up_stores_an_interrupted_optimization(model_spec, tmp_path, monkeypatch):
     """Ctrl-C in the seconds after the baseline run is written, while torch._inductor is imported for the shared
     compile cache, before any config: the optimization is stored with no config, its run ``interrupted``."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
 
 from surrobench.api.benchmark import sweep_request
 from surrobench.errors import UsageError
@@ -39,6 +40,26 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
 def test_bad_input_is_a_usage_error_naming_its_parameter(keywords, needle):
     with pytest.raises(UsageError, match=needle):
         sweep_request("pinn-mlp", **{"shapes": "8", "device": "cpu", **keywords})
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+@pytest.mark.parametrize(
+    ("keywords", "parameter"),
+    [({"precisions": "fp32,fp16"}, "precisions"), ({"cudnn_benchmark": True}, "cudnn_benchmark")]
+    + [({"precisions": "tf32"}, "precisions"), ({"modes": "eager,cudagraph"}, "modes")],
+)
+def test_a_setting_optimize_holds_cuda_only_is_refused_on_the_cpu_as_tf32_is(keywords, parameter, device):
+    """One rule of what applies to a device, optimize's remedies' devices: fp16 and cudnn_benchmark on the CPU were
+    run and stored silently (``settings differ: BASE eager cudnn_benchmark``) where tf32 and cudagraph were refused;
+    ``auto`` resolving to the CPU is refused alike. bf16 and a compile mode (warned of) still run there."""
+    if device == "auto" and torch.cuda.is_available():
+        pytest.skip("auto is the CPU only without a GPU")
+    with pytest.raises(UsageError) as refused:
+        sweep_request("pinn-mlp", shapes="8", device=device, **keywords)
+    assert refused.value.parameter == parameter and refused.value.others == ("device",)
+    assert sweep_request(
+        "pinn-mlp", shapes="8", device="cpu", precisions="bf16", modes="compile", compile_mode="reduce-overhead"
+    )
 
 
 @pytest.mark.parametrize("setting", ["channels_last", "cudnn_benchmark", "trust_pickle"])

@@ -61,3 +61,20 @@ def test_no_busy_host_warning_where_nothing_was_timed(monkeypatch):
     failed = config((), status="error")
     assert not [w for w in sweep_warnings([failed], env) if w.startswith("busy host")]
     assert [w for w in sweep_warnings([failed, config([1.0, 1.1, 1.0])], env) if w.startswith("busy host")]
+
+
+def test_too_few_iterations_are_a_run_warning_that_show_rebuilds_from_the_stored_run(tmp_path):
+    """The CLI printed "--iters 3 (< 50) ..." before the run and stored nothing, so ``show`` lacked it: now it is
+    one of the run's warnings, rebuilt from the stored warm-up and iterations per round (``iters`` sums the rounds);
+    an optimization's baselines, whose rounds it sizes itself (no ``rounds`` in their env), get none."""
+    from surrobench.api.run import measure
+    from surrobench.execution.config import low_iterations_note
+    from surrobench.results.store import ResultStore
+
+    torch.set_num_threads(1)
+    done = measure("pinn-mlp", db=tmp_path / "r.db", shapes="8", device="cpu", warmup=1, iters=3, rounds=2)
+    with ResultStore(tmp_path / "r.db") as store:
+        stored = store.load_run(done.run.run_id)
+    note = low_iterations_note(1, 3)
+    assert note in done.warnings and sweep_warnings(list(stored.results), stored.env) == list(done.warnings)
+    assert stored.results[0].iters == 6 and note not in sweep_warnings(list(stored.results), {})

@@ -192,3 +192,36 @@ def test_a_failure_not_raised_through_autograd_is_never_retried_under_no_grad():
     run = surrobench.benchmark(_factory(FailsFifth), shapes=[8], batches=[1], **FAST)
     (result,) = run.results
     assert result.status == "error" and "IndexError" in result.error
+
+
+PLAIN_FORCES = """
+import torch
+
+
+class PlainForces(torch.nn.Module):
+    # forces as training code writes them: no enable_grad, so under the no_grad fallback no graph is made
+    def __init__(self):
+        super().__init__()
+        self.energy = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+
+    def forward(self, x):
+        x = x.requires_grad_(True)
+        (grad,) = torch.autograd.grad(self.energy(x).sum(), x)
+        return -grad
+
+
+def build():
+    return PlainForces()
+"""
+
+
+def test_a_forward_taking_gradients_without_enable_grad_is_explained_by_its_error(tmp_path):
+    """A fresh-user trial's HNN (``x.requires_grad_()`` + ``autograd.grad``) failed under the ``no_grad`` fallback
+    with autograd's "element 0 of tensors does not require grad" and no hint: its cause now names the remedy,
+    ``torch.enable_grad()``, read from the error itself."""
+    path = tmp_path / "plain_forces.py"
+    path.write_text(PLAIN_FORCES)
+    run = surrobench.benchmark(f"{path}:build", shapes=[(1, 8)], **FAST)
+    (result,) = run.results
+    assert (result.status, result.extra["failure_cause"]) == ("error", "grad_under_no_grad")
+    assert "torch.enable_grad()" in result.extra["failure_explained"]

@@ -146,3 +146,16 @@ def test_a_busy_hosts_profile_does_not_lay_the_whole_gap_on_the_profiler():
     assert (busy["busy_others"], quiet["busy_others"]) == (1.1, None)
     assert "busy host" in summary_line(busy) and "busy host" not in summary_line(quiet)
     assert summary_line(quiet).endswith("profiler overhead +329%")
+
+
+def test_a_profiled_step_faster_than_the_timed_one_is_no_negative_profiler_overhead():
+    """A fresh-user trial's HNN: mean profiled step 7.863 ms vs timed median 95.713 ms read "profiler overhead
+    ... -92%"; a profiler cannot make a step 12x shorter: the line gives the ratio to the timed step instead."""
+    from surrobench.report.op_tables import summary_line
+
+    table = OpTable.from_json(OP_TABLE["op_table"])
+    result = config([OP_TABLE["unprofiled_ms"]] * 5, extra={"other_cpus": 0.1, "usable_cpus": 2})
+    readings = read_table(table, "transformer", result.input_shape)
+    faster = ProfileReport(result, 1, "ok", None, table, readings, 0.08 * OP_TABLE["unprofiled_ms"], -0.92).to_json()
+    line = summary_line(faster)
+    assert "profiler overhead" not in line and "-92%" not in line and "0.08x timed" in line

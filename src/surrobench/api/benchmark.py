@@ -24,6 +24,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_WARMUP, check_bools, check_ints, check_iterations
 from surrobench.execution.deadline import check_timeout_s
+from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
@@ -110,7 +111,8 @@ def sweep_request(
             :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` / ``threads`` < 1, ``threads``
             above ``os.cpu_count()`` (:func:`check_cpu_threads`), more ``input_sets`` than the calls that read them, a
             ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is given outside the main
-            thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            thread, no GPU for cuda, a setting of a remedy not for the device (``tf32``, ``fp16``, ``cudagraph``,
+            ``cudnn_benchmark`` on the CPU), ``compile_mode`` without the ``compile`` mode.
     """
     check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     check_iterations(warmup=warmup, iters=iters)
@@ -158,11 +160,13 @@ def sweep_request(
         timeout_s=timeout_s,
         **settings,
     )
-    if request.device == "cpu" and "tf32" in request.precisions:
-        raise UsageError.bad(
-            "precisions",
-            "tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under another name: use fp32 (or bf16)",
-        )
+    asked = {("cudnn_benchmark", cudnn_benchmark): "cudnn_benchmark"} | {("mode", m): "modes" for m in mode_list}
+    asked |= {("precision", p): "precisions" for p in request.precisions}  # a compile mode is warned of: it runs
+    for remedy in candidate_remedies(request.device):  # what runs on a device: optimize's rule, a remedy's devices
+        if request.device not in remedy.devices and set(remedy.settings) <= asked.keys():
+            value, summary = remedy.settings[0][1], remedy.summary
+            detail = f"{'' if value is True else f'{value} '}needs {{device}} {' or '.join(remedy.devices)} ({summary})"
+            raise UsageError.bad(asked[remedy.settings[0]], detail, others=("device",))
     return request
 
 

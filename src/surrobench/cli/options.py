@@ -24,7 +24,7 @@ from rich.console import Console
 
 from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SETS, DEFAULT_ITERS, DEFAULT_THRESHOLD
 from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
-from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, replace_file, write_recovery
+from surrobench.api.defaults import PerfOptions, ProfileSchedule, replace_file, write_recovery
 from surrobench.api.defaults import ProfileOptions, prepare_trace_dir
 from surrobench.cli.signals import signals_deferred
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
@@ -500,20 +500,15 @@ class WorkloadOptions(SettingsOptions):
         return sweep_plan(self.model, **self.sweep())
 
     def sweep(self) -> dict:
-        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`. Prints a
-        note on too few iterations."""
-        note = low_iterations_note(self.warmup, self.iters)
-        print_warnings([note] if note else [])
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request` (too few
+        iterations are among the run's warnings: :func:`~surrobench.execution.env.sweep_warnings`)."""
         return {_PLURAL.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "model"}
 
     def settings(self) -> dict:
         """The keywords of :meth:`sweep` but those of the sweep's own (``batches``, ``iters``, ``rounds``, ...), for
         the verbs that take one config without a sweep plan (``serve``, optimize's capacity objective)."""
-        return {
-            _PLURAL.get(f.name, f.name): getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s")
-        }
+        own = ("batches", "iters", "rounds", "trust_pickle", "timeout_s")
+        return {name: value for name, value in self.sweep().items() if name not in own}
 
 
 #: The library's plural name of each workload option that takes a list.

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 
+from surrobench.execution.config import low_iterations_note
 from surrobench.execution.host_facts import busy_others, host_load, proc_value
 from surrobench.records.run import GRAD_MODE_KEY, LEAK_KEY, MUTATED_KEY, ConfigResult
 from surrobench.records.stats import IQR_WARN_FRACTION
@@ -118,12 +119,16 @@ CLOCK_DROP_FRACTION = 0.9
 
 
 def sweep_warnings(results: list[ConfigResult], env: Mapping) -> list[str]:
-    """Failed configs, clock drops, a busy host if timed (at the run ``env``'s torch threads; its load average and CPU
+    """Iterations under the method's minimums (a run's: its ``env`` holds its rounds; an optimization sizes its own),
+    failed configs, clock drops, a busy host if timed (at the run ``env``'s torch threads; its load average and CPU
     count where no config read the CPUs others used), noise, forward flags."""
+    ok = [r for r in results if r.status == "ok"]
+    per_round = [(r.warmup, r.iters // r.extra.get("rounds", 1)) for r in ok if "rounds" in env]  # iters: rounds' sum
+    warnings = sorted(set(filter(None, (low_iterations_note(*counts) for counts in per_round))))
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
-    warnings = listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
+    warnings += listed(f"{len(failed)} of {len(results)} config(s) did not finish ok", failed)
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
-    timed = [r.extra for r in results if r.status == "ok"]  # none: no timing a busy host could spoil
+    timed = [r.extra for r in ok]  # none: no timing a busy host could spoil
     threads = env.get("torch_threads") or 1
     busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, threads, timed) if timed else None
     warnings += filter(None, (clock_drop_warning(clocks), busy))  # each None when nothing to say

@@ -20,6 +20,8 @@ Sources of the messages and of the rules they carry:
 - An op without a kernel for a dtype: ATen's dispatch macros raise ``"addmm_impl_cpu_" not implemented for 'Half'``
   (``AT_DISPATCH_*``, naming the kernel); ``torch.complex`` raises ``Expected both inputs to be Half, Float or Double
   tensors but got BFloat16 and BFloat16`` (aten/src/ATen/native/TensorFactories.cpp), naming none.
+- ``torch.autograd.grad`` of an output built under ``torch.no_grad`` raises ``element 0 of tensors does not require
+  grad and does not have a grad_fn`` (torch/csrc/autograd/python_engine.cpp); ``torch.enable_grad()`` records the graph.
 """
 
 from __future__ import annotations
@@ -70,6 +72,11 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
         "nonfinite_output",
         r"output is not finite",
         "the model returned NaN/Inf: check its weights and inputs; in fp16, activations past 65504 overflow (use bf16 or fp32)",
+    ),
+    (
+        "grad_under_no_grad",
+        r"does not require grad and does not have a grad_fn",
+        "the forward takes gradients, and ran under torch.no_grad as a benchmark does: wrap them in torch.enable_grad()",
     ),
     (
         "inductor_complex",

@@ -19,7 +19,6 @@ from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, request_fields, tf32_enabled
 from surrobench.execution.env import fingerprint, gpu_readings, sweep_warnings
 from surrobench.execution.memory import available_bytes
-from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, planned_inputs, prepare_model
 from surrobench.execution.runner import run_config
 from surrobench.records.config import ExecSettings
@@ -149,10 +148,8 @@ def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = No
     ``given``: models already resolved, by their name in ``request.models``.
 
     Raises:
-        UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
+        UsageError: unknown model, a shape or batch that does not fit a model.
     """
-    for mode in request.modes:
-        check_mode(mode, request.device)
     given = given or {}
     surrogates = {spec: given.get(spec) or resolve_model(spec, request.trust_pickle) for spec in request.models}
     configs: list[ExecConfig] = []

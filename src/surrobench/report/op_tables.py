@@ -41,7 +41,8 @@ def label(report: dict) -> str:
 
 def summary_line(report: dict) -> str:
     """Basis, total time per step, steps (the table's times sum them) and the profiler's overhead against the timed
-    median, a busy host's too where other processes kept CPUs busy while it was timed (``busy_others``)."""
+    median (a profiled step the faster: its ratio to it), a busy host's too where other processes kept CPUs busy
+    while it was timed (``busy_others``)."""
     table = report["op_table"]
     per_step_ms = table["total_us"] / table["active_steps"] / 1e3
     basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
@@ -51,10 +52,11 @@ def summary_line(report: dict) -> str:
         steps = (
             f"mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f} ms"
         )
-        cause = "profiler overhead"
+        over = report["overhead"]  # a profiled step the faster has no overhead to read: the timed calls were slower
+        cause = "profiler overhead" if over >= 0 else f"profiled {over + 1:.2f}x timed, the timed calls slower"
         if (others := report.get("busy_others")) is not None:  # the gap is not the profiler's alone
             cause += f" and a busy host (other processes kept {others:.1f} CPUs busy while it was timed)"
-        text += f"; {steps}: {cause} {report['overhead']:+.0%}"
+        text += f"; {steps}: {cause}" + (f" {over:+.0%}" if over >= 0 else "")
     return text
 
 

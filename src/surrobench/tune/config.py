@@ -15,7 +15,7 @@ from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import candidate_remedies, compiles, off_device, run_flags
-from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
+from surrobench.execution.runner import PreparedModel, merge_rounds, planned_inputs, run_config, timed_out_result
 from surrobench.execution.env import listed
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
@@ -47,14 +47,18 @@ def optimize_config(
 
     Raises:
         Interrupted: Ctrl-C; ``partial`` the config as far as it got (the recipe on its finished windows when it
-            came during the confirmation), None when the baseline had not been timed.
+            came during the confirmation), its baseline ``interrupted`` (as ``run`` keeps a config cut) when untimed.
     """
     started = time.monotonic()
     try:
         bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s, db)
-    except Interrupted as cut:  # the baseline as its sizing round timed it, if it did
-        notes = (_SETUP_CUT, _SIZING_ONLY)
-        raise _interrupted(cut.partial and _cut_short(cfg, request, cut.partial, (), notes, started)) from None
+    except (Interrupted, KeyboardInterrupt) as cut:  # the baseline as its sizing round timed it, else as run keeps it
+        notes, baseline = (_SETUP_CUT, _SIZING_ONLY), getattr(cut, "partial", None)
+        if baseline is None:  # cut in its first call, or in the sizing round before it was timed
+            phase = "warmup" if isinstance(cut, Interrupted) else "first_call"
+            seen = {"phase": phase, "inputs": planned_inputs(cfg, prepared.surrogate)}
+            notes, baseline = notes[:1], timed_out_result(cfg, KeyboardInterrupt(), seen)
+        raise _interrupted(_cut_short(cfg, request, baseline, (), notes, started)) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc, cfg.device).line)
