@@ -361,8 +361,8 @@ def measured_before(store: ResultStore, record: RunRecord) -> tuple[dict[str, tu
     """``({config label: measurements}, notes)``: the remedies each config of ``record`` had measured, by its own
     diagnosis, else by the newest diagnosis of the same config (:meth:`ConfigResult.same_config`), named in a note
     (trial35: diagnose --run of a profile run advised bf16, measured at 0.01x by a diagnosis of its config)."""
-    runs = [s.run_id for m in {r.model for r in record.results} for s in store.list_runs(m) if s.kind == "diagnose"]
-    ids = dict.fromkeys([record.run_id, *runs])  # its own, then the newest first (list_runs' order)
+    runs = {s.run_id for m in {r.model for r in record.results} for s in store.list_runs(m) if s.kind == "diagnose"}
+    ids = dict.fromkeys([record.run_id, *sorted(runs, reverse=True)])  # its own, then the newest (ids begin with time)
     stored = [(run, r) for run in ids for r in store.load_run(run).results if MEASURED_KEY in r.extra]
     found = {r.label(): got for r in record.results if (got := next((x for x in stored if x[1].same_config(r)), None))}
     notes = [f"{lb}: remedies measured by diagnosis {run}" for lb, (run, _) in found.items() if run != record.run_id]
