@@ -47,7 +47,7 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys, monkeypatch):
     assert len(nxt) == 1 and nxt[0].startswith("next: venv-not-on-path/bin/surrobench diagnose ")  # as invoked
     assert f"surrobench diagnose --model fno2d --shape 16 --batch 1,2 --device cpu --db {db}" in nxt[0]
     assert "venv-not-on-path/bin/surrobench optimize" in nxt[0]
-    assert "--warmup 1 (< 10)" in captured.err and "--iters 3 (< 50)" in captured.err  # under the minimums
+    assert "warmup 1 (< 10)" in captured.err and "iters 3 (< 50)" in captured.err  # under the minimums
     assert doc["schema"] == "surrobench/run-v5" and doc["tag"] == "t1"
     assert doc["env"]["tf32_by_precision"] == {"fp32": False} and doc["env"]["cudnn_benchmark"] is False
     assert [r["input_shape"] for r in doc["results"]] == [[1, 3, 16, 16], [2, 3, 16, 16]]

@@ -63,7 +63,7 @@ def test_the_cli_option_reaches_the_store_and_the_document(tmp_path):
 def test_the_few_iterations_note_is_for_valid_counts_only():
     from surrobench.execution.config import low_iterations_note
 
-    assert "--iters 5 (< 50)" in low_iterations_note(10, 5) and low_iterations_note(10, 50) is None
+    assert "iters 5 (< 50)" in low_iterations_note(10, 5) and low_iterations_note(10, 50) is None
     assert low_iterations_note(10, -5) is None and low_iterations_note(-1, 5) is None  # their errors say it
 
 

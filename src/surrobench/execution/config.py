@@ -25,8 +25,8 @@ def low_iterations_note(warmup: int, iters: int) -> str | None:
     :data:`MIN_ITERS`); None when both are met, or a value is invalid (under 0 warm-up or 1 timed: its error says so)."""
     if warmup < 0 or iters < 1:
         return None
-    low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP)
-    low += [f"--iters {iters} (< {MIN_ITERS})"] * (iters < MIN_ITERS)
+    low = [f"warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP)  # the library's words and the flags' names
+    low += [f"iters {iters} (< {MIN_ITERS})"] * (iters < MIN_ITERS)
     if not low:
         return None
     return (
